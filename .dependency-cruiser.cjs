@@ -1,0 +1,35 @@
+// Import directions of STYLE.md: lib <- config, stats <- provider, store <- engine <- server <- main.
+/** @type {import('dependency-cruiser').IConfiguration} */
+const layer = (from, forbidden) => ({
+  name: `${from}-imports`,
+  severity: 'error',
+  comment: `src/${from} may not import ${forbidden.join(', ')}`,
+  from: { path: `^src/${from}/` },
+  to: { path: `^src/(${forbidden.join('|')})/`, dependencyTypesNot: ['type-only'] },
+});
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    layer('lib', ['settings', 'config', 'stats', 'provider', 'store', 'engine', 'server', 'cli']),
+    layer('settings', ['config', 'stats', 'provider', 'store', 'engine', 'server', 'cli']),
+    layer('config', ['provider', 'store', 'engine', 'server', 'cli']),
+    layer('stats', ['config', 'provider', 'store', 'engine', 'server', 'cli']),
+    layer('provider', ['store', 'engine', 'server', 'cli']),
+    layer('store', ['config', 'provider', 'engine', 'server', 'cli']),
+    layer('engine', ['provider', 'server', 'cli', 'store']),
+    layer('server', ['store', 'provider', 'cli']),
+    {
+      name: 'only-main-wires',
+      severity: 'error',
+      comment: 'nothing imports the composition root',
+      from: { pathNot: '^src/(main|bin)' },
+      to: { path: '^src/main\\.ts$' },
+    },
+  ],
+  options: {
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+  },
+};

@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// The rate limit service. Settings come from the environment (see README.md).
+require('../dist/src/main.js').runFromCommandLine();

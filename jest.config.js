@@ -1,0 +1,21 @@
+// Two projects so the fast unit and contract suites can run alone (`npm run test:unit`);
+// `npm test` runs both.
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/contract/**/*.test.ts'],
+      transform,
+      testEnvironment: 'node',
+    },
+    {
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      transform,
+      testEnvironment: 'node',
+      testTimeout: 60000,
+    },
+  ],
+};

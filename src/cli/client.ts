@@ -1,0 +1,109 @@
+// ratelimit-client: one ShouldRateLimit call from the command line, printed as JSON.
+import * as grpc from '@grpc/grpc-js';
+import { loadApi } from '../lib/proto';
+import { FlagError, parseFlags, usage, type FlagSpec } from './flags';
+
+const FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'dial_string',
+    help: 'address of the ratelimit server, host:port',
+    defaultValue: 'localhost:8081',
+  },
+  { name: 'domain', help: 'rate limit configuration domain to query', defaultValue: '' },
+  {
+    name: 'descriptors',
+    help: 'one descriptor as key=value,key2=value2; repeat for several',
+    isRepeatable: true,
+  },
+  { name: 'hits_addend', help: 'hits to add for the whole request (0 means 1)', defaultValue: '0' },
+  { name: 'timeout', help: 'deadline of the call in seconds', defaultValue: '10' },
+];
+
+interface Entry {
+  key: string;
+  value: string;
+}
+
+/** Parses `k=v,k2=v2` into entries; a pair without `=` is a key with an empty value. */
+export function parseDescriptor(text: string): Entry[] {
+  return text
+    .split(',')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq < 0
+        ? { key: pair, value: '' }
+        : { key: pair.slice(0, eq), value: pair.slice(eq + 1) };
+    });
+}
+
+type Callback = (err: grpc.ServiceError | null, response?: unknown) => void;
+type RlsClient = grpc.Client & {
+  ShouldRateLimit(request: unknown, options: grpc.CallOptions, callback: Callback): void;
+};
+
+/** Runs the client; returns the exit code. */
+export async function runClient(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
+  let flags: Map<string, string[]>;
+  try {
+    flags = parseFlags(argv, FLAGS);
+  } catch (e: unknown) {
+    err.write(
+      `${e instanceof FlagError ? e.message : String(e)}\n${usage('ratelimit-client', FLAGS)}`,
+    );
+    return 2;
+  }
+  const one = (name: string): string => flags.get(name)?.[0] ?? '';
+  const hitsAddend = Number(one('hits_addend'));
+  const timeoutSeconds = Number(one('timeout'));
+  if (!Number.isInteger(hitsAddend) || hitsAddend < 0) {
+    err.write('-hits_addend must be a whole number of at least 0\n');
+    return 2;
+  }
+  const root = loadApi(['envoy/service/ratelimit/v3/rls.proto']);
+  const ClientClass = (
+    root as unknown as {
+      envoy: {
+        service: {
+          ratelimit: {
+            v3: {
+              RateLimitService: new (address: string, creds: grpc.ChannelCredentials) => RlsClient;
+            };
+          };
+        };
+      };
+    }
+  ).envoy.service.ratelimit.v3.RateLimitService;
+  const client = new ClientClass(one('dial_string'), grpc.credentials.createInsecure());
+  const request = {
+    domain: one('domain'),
+    descriptors: (flags.get('descriptors') ?? []).map((d) => ({ entries: parseDescriptor(d) })),
+    hitsAddend,
+  };
+  try {
+    const response = await new Promise<unknown>((resolve, reject) => {
+      client.ShouldRateLimit(
+        request,
+        { deadline: Date.now() + timeoutSeconds * 1000 },
+        (e, res) => {
+          if (e !== null) reject(e);
+          else resolve(res);
+        },
+      );
+    });
+    out.write(`${JSON.stringify(response, null, 2)}\n`);
+    return 0;
+  } catch (e: unknown) {
+    const se = e as Partial<grpc.ServiceError>;
+    err.write(
+      `request error: ${se.code === undefined ? '' : `${grpc.status[se.code]}: `}${se.details ?? (e instanceof Error ? e.message : String(e))}\n`,
+    );
+    return 1;
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,63 @@
+// Go-style command-line flags (-name value, -name=value, --name), as the reference's tools take.
+
+export interface FlagSpec {
+  readonly name: string;
+  readonly help: string;
+  /** Repeatable flags collect every value. */
+  readonly isRepeatable?: boolean;
+  readonly isBoolean?: boolean;
+  readonly defaultValue?: string;
+}
+
+export class FlagError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FlagError';
+  }
+}
+
+/** Parses argv against the specs; every flag gets a list of values (defaults included). */
+export function parseFlags(
+  argv: readonly string[],
+  specs: readonly FlagSpec[],
+): Map<string, string[]> {
+  const byName = new Map(specs.map((s) => [s.name, s]));
+  const values = new Map<string, string[]>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (!arg.startsWith('-') || arg === '-' || arg === '--')
+      throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
+    const body = arg.replace(/^--?/, '');
+    const eq = body.indexOf('=');
+    const name = eq < 0 ? body : body.slice(0, eq);
+    const spec = byName.get(name);
+    if (spec === undefined) throw new FlagError(`unknown flag -${name}`);
+    let value: string;
+    if (eq >= 0) value = body.slice(eq + 1);
+    else if (spec.isBoolean === true) value = 'true';
+    else {
+      const next = argv[i + 1];
+      if (next === undefined) throw new FlagError(`flag -${name} needs a value`);
+      value = next;
+      i += 1;
+    }
+    const list = values.get(name) ?? [];
+    if (list.length > 0 && spec.isRepeatable !== true) list.length = 0;
+    list.push(value);
+    values.set(name, list);
+  }
+  for (const spec of specs) {
+    if (!values.has(spec.name) && spec.defaultValue !== undefined)
+      values.set(spec.name, [spec.defaultValue]);
+  }
+  return values;
+}
+
+/** Usage text listing every flag. */
+export function usage(command: string, specs: readonly FlagSpec[]): string {
+  const lines = specs.map(
+    (s) =>
+      `  -${s.name}${s.isBoolean === true ? '' : ' value'}\n      ${s.help}${s.defaultValue === undefined ? '' : ` (default ${JSON.stringify(s.defaultValue)})`}`,
+  );
+  return `usage: ${command} [flags]\n${lines.join('\n')}\n`;
+}

@@ -1,0 +1,40 @@
+// The file format's shape after parsing and type checking, before compilation.
+import type { SourcePosition } from './errors';
+
+/** JSON-compatible metadata attached to a descriptor. */
+export type JsonValue =
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface RateLimitPolicyDoc {
+  readonly unit: string | undefined;
+  readonly requestsPerUnit: number;
+  readonly unlimited: boolean;
+  readonly name: string | undefined;
+  readonly replaces: readonly string[];
+  readonly position: SourcePosition | undefined;
+}
+
+export interface DescriptorDoc {
+  readonly key: string;
+  readonly value: string | undefined;
+  readonly rateLimit: RateLimitPolicyDoc | undefined;
+  readonly descriptors: readonly DescriptorDoc[];
+  readonly shadowMode: boolean;
+  readonly quotaMode: boolean;
+  readonly detailedMetric: boolean;
+  readonly valueToMetric: boolean;
+  readonly shareThreshold: boolean;
+  readonly metadata: JsonObject | undefined;
+  readonly position: SourcePosition | undefined;
+}
+
+/** One configuration file or one xDS resource. */
+export interface ConfigDocument {
+  /** File path or resource name, used in every error message. */
+  readonly source: string;
+  readonly domain: string;
+  readonly descriptors: readonly DescriptorDoc[];
+  /** Things accepted but probably wrong, such as a known key in a place where it means nothing. */
+  readonly warnings: readonly string[];
+}

@@ -1,0 +1,47 @@
+// ConfigError and the registry of its codes: every way a configuration can be refused.
+
+/** Every reason a configuration is refused; docs/configuration-errors.md documents each. */
+export const CONFIG_ERROR_CODES = Object.freeze({
+  READ_FAILED: 'the file could not be read',
+  YAML_PARSE: 'the YAML does not parse',
+  NOT_A_MAP: 'the document is not a map',
+  KEY_NOT_STRING: 'a map key is not a string',
+  UNKNOWN_KEY: 'a key is not one of the accepted keys',
+  LIST_NOT_MAPS: 'a list holds something other than maps',
+  BAD_VALUE: 'a value has the wrong type or range',
+  EMPTY_DOMAIN: 'the domain is empty',
+  EMPTY_KEY: 'a descriptor key is empty',
+  DUPLICATE_DESCRIPTOR: 'two descriptors at one level share key and value',
+  INVALID_UNIT: 'a unit is not second, minute, hour, day, week, month or year',
+  UNLIMITED_WITH_UNIT: 'an unlimited rule also names a unit',
+  EMPTY_REPLACES: 'a replaces entry has no name',
+  SELF_REPLACES: 'a rule replaces itself',
+  SHARE_THRESHOLD_WITHOUT_WILDCARD: 'share_threshold is set on a value without *',
+  DUPLICATE_DOMAIN: 'two files define one domain while MERGE_DOMAIN_CONFIG is false',
+  BAD_RESOURCE: 'an xDS resource cannot be decoded',
+} as const);
+
+export type ConfigErrorCode = keyof typeof CONFIG_ERROR_CODES;
+
+/** Where in a file a problem is, 1-based. */
+export interface SourcePosition {
+  readonly line: number;
+  readonly column: number;
+}
+
+/** One reason a configuration file (or xDS resource) is refused. */
+export class ConfigError extends Error {
+  constructor(
+    readonly code: ConfigErrorCode,
+    /** The file path or resource name the problem is in. */
+    readonly source: string,
+    /** What is wrong, without the source name. */
+    readonly reason: string,
+    readonly position?: SourcePosition,
+  ) {
+    super(
+      `${source}: ${reason}${position === undefined ? '' : ` (line ${position.line}, column ${position.column})`}`,
+    );
+    this.name = 'ConfigError';
+  }
+}

@@ -1,0 +1,12 @@
+// Configuration: the file format, compilation into immutable snapshots, and matching.
+export { parseConfigFile } from './yaml-loader';
+export { compile, type CompileOptions, type CompileResult } from './compile';
+export {
+  ConfigError,
+  CONFIG_ERROR_CODES,
+  type ConfigErrorCode,
+  type SourcePosition,
+} from './errors';
+export { UNITS, UNIT_SECONDS, parseUnit, type Unit } from './units';
+export type * from './types';
+export type * from './document';

@@ -1,0 +1,229 @@
+// The compiled descriptor tree and the matching rules of SPEC.md over it.
+import type { RuleStatsFactory } from '../stats';
+import type { ConfigSnapshot, DescriptorQuery, MatchedLimit, RateLimitRule } from './types';
+import { matchesWildcard } from './wildcard';
+
+/** One configured descriptor. */
+export interface DescriptorNode {
+  readonly key: string;
+  /** The configured value, wildcards included; undefined for a key-only descriptor. */
+  readonly value: string | undefined;
+  readonly wildcardParts: readonly string[] | undefined;
+  readonly rule: RateLimitRule | undefined;
+  /** The match returned when no runtime value changes the statistics key. */
+  readonly defaultMatch: MatchedLimit | undefined;
+  readonly children: Level | undefined;
+  readonly isValueToMetric: boolean;
+  readonly isShareThreshold: boolean;
+}
+
+/** The descriptors configured under one key at one level. */
+export interface KeyEntry {
+  readonly exact: Map<string, DescriptorNode>;
+  readonly wildcards: DescriptorNode[];
+  keyOnly: DescriptorNode | undefined;
+}
+
+/** The descriptors at one level, by key. */
+export type Level = Map<string, KeyEntry>;
+
+/** How an entry matched, which decides what its statistics key segment holds. */
+const enum Via {
+  Value,
+  Wildcard,
+  Key,
+}
+
+/** Options that shape statistics keys. */
+export interface SnapshotOptions {
+  readonly stats: RuleStatsFactory;
+  /** SANITIZE_DESCRIPTOR_METRIC_DOTS: dots in keys and values become `_` in statistics keys. */
+  readonly sanitizeDots: boolean;
+}
+
+/**
+ * The path of the current match. Matching is synchronous, so one buffer serves every
+ * request and matching allocates nothing in the common case.
+ */
+const SCRATCH_VIAS: Via[] = [];
+const SCRATCH_NODES: DescriptorNode[] = [];
+
+export class CompiledSnapshot implements ConfigSnapshot {
+  readonly domains: readonly string[];
+
+  constructor(
+    private readonly tree: ReadonlyMap<string, Level>,
+    private readonly options: SnapshotOptions,
+  ) {
+    this.domains = Object.freeze([...tree.keys()].sort());
+    Object.freeze(this);
+  }
+
+  hasDomain(domain: string): boolean {
+    return this.tree.has(domain);
+  }
+
+  /** A statistics key segment for a key or value. */
+  segment(text: string): string {
+    return this.options.sanitizeDots ? text.replace(/\./g, '_') : text;
+  }
+
+  findLimit(domain: string, descriptor: DescriptorQuery): MatchedLimit | undefined {
+    const level0 = this.tree.get(domain);
+    if (level0 === undefined) return undefined;
+    if (descriptor.limit !== undefined) return this.overrideLimit(domain, descriptor);
+
+    const entries = descriptor.entries;
+    const last = entries.length - 1;
+    let level: Level | undefined = level0;
+    // Runtime values only enter the statistics key through these flags; without them the
+    // precomputed match is returned and nothing is allocated.
+    let isDynamic = false;
+
+    for (let i = 0; i <= last; i++) {
+      const entry = entries[i];
+      if (entry === undefined || level === undefined) return undefined;
+      const keyEntry = level.get(entry.key);
+      if (keyEntry === undefined) return undefined;
+      let node = keyEntry.exact.get(entry.value);
+      let via = Via.Value;
+      if (node === undefined) {
+        for (const candidate of keyEntry.wildcards) {
+          if (
+            candidate.wildcardParts !== undefined &&
+            matchesWildcard(candidate.wildcardParts, entry.value)
+          ) {
+            node = candidate;
+            via = Via.Wildcard;
+            break;
+          }
+        }
+      }
+      if (node === undefined) {
+        node = keyEntry.keyOnly;
+        via = Via.Key;
+        if (node === undefined) return undefined;
+      }
+      if (node.isValueToMetric || (via === Via.Wildcard && node.isShareThreshold)) isDynamic = true;
+      SCRATCH_VIAS[i] = via;
+      SCRATCH_NODES[i] = node;
+      if (i === last) {
+        const rule = node.rule;
+        if (rule === undefined || node.defaultMatch === undefined) return undefined;
+        if (!isDynamic && !rule.isDetailedMetric) return node.defaultMatch;
+        return this.dynamicMatch(domain, descriptor, rule, node.defaultMatch);
+      }
+      level = node.children;
+    }
+    return undefined;
+  }
+
+  /** The match when runtime values shape the statistics key or the cache key. */
+  private dynamicMatch(
+    domain: string,
+    descriptor: DescriptorQuery,
+    rule: RateLimitRule,
+    fallback: MatchedLimit,
+  ): MatchedLimit {
+    const entries = descriptor.entries;
+    const vias = SCRATCH_VIAS;
+    const nodes = SCRATCH_NODES;
+    let sharedValues: (string | undefined)[] | undefined;
+    for (let i = 0; i < entries.length; i++) {
+      const node = nodes[i];
+      if (vias[i] === Via.Wildcard && node?.isShareThreshold === true) {
+        sharedValues ??= new Array<string | undefined>(entries.length).fill(undefined);
+        sharedValues[i] = node.value;
+      }
+    }
+    if (!this.options.stats.isEnabled) {
+      return sharedValues === undefined ? fallback : { rule, stats: fallback.stats, sharedValues };
+    }
+
+    let key = domain;
+    if (rule.isDetailedMetric) {
+      // detailed_metric puts every runtime value in the key; a shared value stays the pattern.
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i];
+        if (entry === undefined) continue;
+        const shared = sharedValues?.[i];
+        key += `.${this.segment(entry.key)}`;
+        if (shared !== undefined) key += `_${this.segment(shared)}`;
+        else if (sharedValues === undefined || entry.value !== '')
+          key += `_${this.segment(entry.value)}`;
+      }
+    } else {
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i];
+        const node = nodes[i];
+        if (entry === undefined || node === undefined) continue;
+        const via = vias[i];
+        let value: string | undefined;
+        if (via === Via.Wildcard)
+          value = sharedValues?.[i] ?? (node.isValueToMetric ? entry.value : node.value);
+        else if (via === Via.Value) value = entry.value;
+        else value = node.isValueToMetric ? entry.value : undefined;
+        key += `.${this.segment(entry.key)}`;
+        if (value !== undefined && value !== '') key += `_${this.segment(value)}`;
+      }
+      if (key === rule.statKey)
+        return sharedValues === undefined
+          ? fallback
+          : { rule, stats: fallback.stats, sharedValues };
+    }
+    return { rule, stats: this.options.stats.forRule(key), sharedValues };
+  }
+
+  /** A caller-supplied limit: its own rule, with statistics under the descriptor's key. */
+  private overrideLimit(domain: string, descriptor: DescriptorQuery): MatchedLimit | undefined {
+    const limit = descriptor.limit;
+    if (limit === undefined) return undefined;
+    let key = domain;
+    let sep = '.';
+    for (const entry of descriptor.entries) {
+      key += sep + this.segment(entry.key);
+      if (entry.value !== '') key += `_${this.segment(entry.value)}`;
+      sep = '.';
+    }
+    const rule: RateLimitRule = {
+      statKey: key,
+      requestsPerUnit: limit.requestsPerUnit,
+      unit: limit.unit,
+      isUnlimited: false,
+      isShadow: false,
+      isQuota: false,
+      isDetailedMetric: false,
+      name: undefined,
+      replaces: [],
+      metadata: undefined,
+    };
+    return { rule, stats: this.options.stats.forRule(key), sharedValues: undefined };
+  }
+
+  dump(): string {
+    const lines: string[] = [];
+    const walk = (level: Level): void => {
+      for (const keyEntry of level.values()) {
+        const nodes = [
+          ...keyEntry.exact.values(),
+          ...keyEntry.wildcards,
+          ...(keyEntry.keyOnly === undefined ? [] : [keyEntry.keyOnly]),
+        ];
+        for (const node of nodes) {
+          const r = node.rule;
+          if (r !== undefined) {
+            lines.push(
+              `${r.statKey}: unit=${r.unit ?? 'UNKNOWN'} requests_per_unit=${r.requestsPerUnit}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}${r.isUnlimited ? ', unlimited: true' : ''}`,
+            );
+          }
+          if (node.children !== undefined) walk(node.children);
+        }
+      }
+    };
+    for (const domain of this.domains) {
+      const level = this.tree.get(domain);
+      if (level !== undefined) walk(level);
+    }
+    return lines.map((l) => `${l}\n`).join('');
+  }
+}

@@ -1,0 +1,65 @@
+// The compiled configuration as the engine sees it: rules, matches and the snapshot seam.
+import type { RuleStats } from '../stats';
+import type { JsonObject } from './document';
+import type { Unit } from './units';
+
+/** One entry of a request descriptor. */
+export interface DescriptorEntry {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** A limit sent by the caller in the request, used instead of the configured one. */
+export interface LimitOverride {
+  readonly requestsPerUnit: number;
+  readonly unit: Unit;
+}
+
+/** What matching needs of a request descriptor. */
+export interface DescriptorQuery {
+  readonly entries: readonly DescriptorEntry[];
+  readonly limit: LimitOverride | undefined;
+}
+
+/** A configured rate_limit block, compiled. */
+export interface RateLimitRule {
+  /** The rule's statistics key, e.g. `domain.key1_value1.key2`. */
+  readonly statKey: string;
+  readonly requestsPerUnit: number;
+  /** Undefined only for unlimited rules. */
+  readonly unit: Unit | undefined;
+  readonly isUnlimited: boolean;
+  readonly isShadow: boolean;
+  readonly isQuota: boolean;
+  readonly isDetailedMetric: boolean;
+  readonly name: string | undefined;
+  readonly replaces: readonly string[];
+  readonly metadata: JsonObject | undefined;
+}
+
+/** The limit that applies to one request descriptor. */
+export interface MatchedLimit {
+  readonly rule: RateLimitRule;
+  /** The counters this request feeds; may differ from the rule's for detailed_metric and value_to_metric. */
+  readonly stats: RuleStats;
+  /**
+   * Per entry index, the wildcard pattern that replaces the runtime value in the cache key
+   * (share_threshold); undefined when no entry shares a threshold.
+   */
+  readonly sharedValues: readonly (string | undefined)[] | undefined;
+}
+
+/** An immutable compiled configuration. Built once per load; safe to share between requests. */
+export interface ConfigSnapshot {
+  /** The loaded domains, sorted. */
+  readonly domains: readonly string[];
+  /** True when `domain` is configured. */
+  hasDomain(domain: string): boolean;
+  /**
+   * The limit for one request descriptor, or undefined when no rule applies (unknown domain,
+   * no match, or a whitelisted descriptor).
+   */
+  findLimit(domain: string, descriptor: DescriptorQuery): MatchedLimit | undefined;
+  /** Every rule, one per line, for the debug listener. */
+  dump(): string;
+}

@@ -1,0 +1,255 @@
+// The composition root: the only place that wires implementations together.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ConfigError, ConfigSnapshot } from './config';
+import { OverLimitCache, RateLimitEngine } from './engine';
+import { systemClock, type Clock } from './lib/clock';
+import { createLogger, type Logger } from './lib/logger';
+import { FileConfigProvider, type ConfigListener, type ConfigProvider } from './provider';
+import { createDebugServer, createHttpApp, HealthState, RateLimitGrpcServer } from './server';
+import { loadSettings, SettingsError, type Environment, type Settings } from './settings';
+import { STAT, StatsdSink, StatsFlusher, StatsStore, StdoutSink, type StatsSink } from './stats';
+import { MemoryCounterStore, RedisCounterStore, type CounterStore } from './store';
+
+/** How long in-flight calls may take to finish after SIGTERM before they are cut. */
+const DRAIN_TIMEOUT_MS = 15_000;
+
+/** A running service; tests and the command line hold one. */
+export interface RunningService {
+  readonly settings: Settings;
+  readonly ports: { readonly http: number; readonly grpc: number; readonly debug: number };
+  readonly engine: RateLimitEngine;
+  readonly stats: StatsStore;
+  readonly health: HealthState;
+  /** Health turns unhealthy, listeners stop, in-flight calls finish, backends close. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly env?: Environment;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly statsSink?: StatsSink;
+}
+
+async function openStore(settings: Settings, clock: Clock, logger: Logger): Promise<CounterStore> {
+  const backend = settings.backend;
+  switch (backend.type) {
+    case 'memory':
+      return new MemoryCounterStore({ clock });
+    case 'redis':
+      for (const instance of [backend.main, backend.perSecond]) {
+        if (instance !== undefined && instance.poolSize !== 10) {
+          logger.info(
+            `${instance.settingPrefix}POOL_SIZE has no effect: one pipelined connection per instance serves all requests`,
+          );
+        }
+      }
+      return RedisCounterStore.open(backend, logger);
+    case 'memcache':
+      throw new Error('the memcached backend is not available in this version');
+  }
+}
+
+function createSink(settings: Settings, logger: Logger): StatsSink {
+  const sink = settings.stats.sink;
+  if (sink.type === 'stdout') return new StdoutSink();
+  return new StatsdSink({
+    host: sink.host,
+    port: sink.port,
+    onError: (err) => {
+      logger.debug('statsd send failed', { error: err.message });
+    },
+  });
+}
+
+function listenHttp(
+  server: http.Server,
+  host: string,
+  port: number,
+  what: string,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => {
+      reject(new Error(`cannot listen for ${what} on ${host}:${port}: ${err.message}`));
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeHttp(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => {
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** Starts the service with the given environment; resolves once every listener is open. */
+export async function startService(options: StartOptions = {}): Promise<RunningService> {
+  const settings = loadSettings(options.env ?? process.env);
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(settings.log);
+
+  const stats = new StatsStore(settings.stats.enabled);
+  const flusher = settings.stats.enabled
+    ? new StatsFlusher(stats, options.statsSink ?? createSink(settings, logger), logger)
+    : undefined;
+  flusher?.start(settings.stats.flushIntervalMs);
+
+  const store = await openStore(settings, clock, logger);
+  const health = new HealthState({
+    requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
+  });
+  const backend = settings.backend;
+  if (backend.type === 'redis' && backend.healthCheckActiveConnection) {
+    health.set('backend', store.isConnected());
+    store.onConnectionChange((isConnected) => {
+      health.set('backend', isConnected);
+    });
+  }
+
+  const localCache =
+    settings.limiter.localCacheSizeBytes > 0
+      ? new OverLimitCache(settings.limiter.localCacheSizeBytes, clock)
+      : undefined;
+  const engine = new RateLimitEngine({
+    store,
+    stats,
+    clock,
+    settings: settings.limiter,
+    logger,
+    localCache,
+  });
+
+  const loadSuccess = stats.counter(STAT.configLoadSuccess);
+  const loadError = stats.counter(STAT.configLoadError);
+  let firstOutcome: () => void = () => undefined;
+  const initialConfig = new Promise<void>((resolve) => {
+    firstOutcome = resolve;
+  });
+  const listener: ConfigListener = {
+    onSnapshot: (snapshot: ConfigSnapshot) => {
+      engine.setSnapshot(snapshot);
+      loadSuccess.inc();
+      health.set('config', snapshot.domains.length > 0);
+      logger.info('loaded a new configuration', { domains: snapshot.domains.join(',') });
+      firstOutcome();
+    },
+    onRejected: (errors: readonly ConfigError[]) => {
+      loadError.inc();
+      for (const error of errors) logger.error(`configuration refused: ${error.message}`);
+      logger.error(
+        engine.currentSnapshot === undefined
+          ? 'no configuration is loaded; requests are refused until a valid one arrives'
+          : 'the previous configuration keeps serving',
+      );
+      firstOutcome();
+    },
+  };
+
+  const source = settings.config.source;
+  if (source.type !== 'FILE')
+    throw new Error('configuration from an xDS management server is not available in this version');
+  const provider: ConfigProvider = new FileConfigProvider({
+    settings: source,
+    compile: {
+      stats,
+      mergeDomainConfig: settings.config.mergeDomainConfig,
+      sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
+    },
+    logger,
+  });
+  await provider.start(listener);
+  if (!settings.config.forceStartWithoutInitialConfig) await initialConfig;
+
+  const grpcServer = new RateLimitGrpcServer({
+    settings: settings.server.grpc,
+    engine,
+    health,
+    stats,
+    logger,
+  });
+  const httpServer = http.createServer(createHttpApp({ engine, health, logger }));
+  const debugServer = createDebugServer({
+    snapshot: () => engine.currentSnapshot,
+    stats,
+    health: () => health.describe(),
+  });
+  const grpcPort = await grpcServer.listen();
+  const httpPort = await listenHttp(
+    httpServer,
+    settings.server.http.host,
+    settings.server.http.port,
+    'HTTP',
+  );
+  const debugPort = await listenHttp(
+    debugServer,
+    settings.server.debug.host,
+    settings.server.debug.port,
+    'debug',
+  );
+  logger.warn('listening', {
+    grpc: settings.server.grpc.uds ?? `${settings.server.grpc.host}:${grpcPort}`,
+    http: `${settings.server.http.host}:${httpPort}`,
+    debug: `${settings.server.debug.host}:${debugPort}`,
+    backend: settings.backend.type,
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      health.set('sigterm', false);
+      await Promise.all([
+        grpcServer.shutdown(DRAIN_TIMEOUT_MS),
+        closeHttp(httpServer),
+        closeHttp(debugServer),
+      ]);
+      await provider.stop();
+      await store.close();
+      await flusher?.close();
+    })();
+    return stopping;
+  };
+
+  return {
+    settings,
+    ports: { http: httpPort, grpc: grpcPort, debug: debugPort },
+    engine,
+    stats,
+    health,
+    stop,
+  };
+}
+
+/** The `ratelimit` command: starts, and stops cleanly on SIGTERM or SIGINT. */
+export async function runFromCommandLine(): Promise<void> {
+  let service: RunningService;
+  try {
+    service = await startService();
+  } catch (err: unknown) {
+    process.stderr.write(
+      `ratelimit: ${err instanceof SettingsError ? err.message : err instanceof Error ? err.message : String(err)}\n`,
+    );
+    process.exit(1);
+  }
+  const onSignal = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`ratelimit: ${signal} received, draining\n`);
+    service.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(
+          `ratelimit: error while stopping: ${err instanceof Error ? err.message : String(err)}\n`,
+        );
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

@@ -1,0 +1,164 @@
+// The file ConfigProvider: RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY/*.yaml, watched.
+import path from 'node:path';
+import {
+  compile,
+  ConfigError,
+  parseConfigFile,
+  type CompileOptions,
+  type ConfigDocument,
+} from '../../config';
+import type { Logger } from '../../lib/logger';
+import type { FileSourceSettings } from '../../settings';
+import type { ConfigListener, ConfigProvider } from '../provider';
+import { listConfigFiles, readConfigFiles } from './read-directory';
+import { ResilientWatch } from './watch';
+
+export interface FileProviderOptions {
+  readonly settings: FileSourceSettings;
+  readonly compile: CompileOptions;
+  readonly logger: Logger;
+  /** Events closer together than this cause one reload. */
+  readonly debounceMs?: number;
+}
+
+/** The directory the configuration files are read from. */
+export function configDirectory(settings: FileSourceSettings): string {
+  return path.join(
+    settings.runtimeRoot,
+    settings.runtimeSubdirectory,
+    settings.runtimeAppDirectory,
+  );
+}
+
+/**
+ * Loads every file at start and again on change: with RUNTIME_WATCH_ROOT=true when the root
+ * symlink is repointed, otherwise on any write, create, chmod or remove in the directory.
+ * A load that fails keeps the previous snapshot (the listener is told why).
+ */
+export class FileConfigProvider implements ConfigProvider {
+  private watcher: ResilientWatch | undefined;
+  private listener: ConfigListener | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  private isLoading = false;
+  private isReloadPending = false;
+  private isStopped = false;
+  private idle: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: FileProviderOptions) {}
+
+  get directory(): string {
+    return configDirectory(this.options.settings);
+  }
+
+  async start(listener: ConfigListener): Promise<void> {
+    this.listener = listener;
+    const settings = this.options.settings;
+    const logger = this.options.logger;
+    if (settings.watchRoot) {
+      const root = path.resolve(settings.runtimeRoot);
+      const rootName = path.basename(root);
+      this.watcher = new ResilientWatch(
+        path.dirname(root),
+        (name) => {
+          if (name === null || name === rootName) this.scheduleReload();
+        },
+        (err) => {
+          logger.warn('configuration watch error', { error: err.message });
+        },
+      );
+    } else {
+      this.watcher = new ResilientWatch(
+        this.directory,
+        () => {
+          this.scheduleReload();
+        },
+        (err) => {
+          logger.warn('configuration watch error', { error: err.message });
+        },
+      );
+    }
+    await this.reload();
+  }
+
+  private scheduleReload(): void {
+    if (this.isStopped) return;
+    if (this.debounce !== undefined) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => {
+      this.debounce = undefined;
+      void this.reload();
+    }, this.options.debounceMs ?? 100);
+    this.debounce.unref();
+  }
+
+  /** Loads all files now and tells the listener; reloads asked for meanwhile run after it. */
+  reload(): Promise<void> {
+    if (this.isLoading) {
+      this.isReloadPending = true;
+      return this.idle;
+    }
+    this.isLoading = true;
+    this.idle = (async () => {
+      // Events that arrive during a load ask for one more load after it.
+      do {
+        this.isReloadPending = false;
+        await this.loadOnce();
+      } while (this.takePendingReload());
+      this.isLoading = false;
+    })();
+    return this.idle;
+  }
+
+  private async loadOnce(): Promise<void> {
+    const listener = this.listener;
+    if (listener === undefined || this.hasStopped()) return;
+    const logger = this.options.logger;
+    const dir = this.directory;
+    let documents: ConfigDocument[];
+    const errors: ConfigError[] = [];
+    try {
+      const skipped: string[] = [];
+      const files = await readConfigFiles(
+        await listConfigFiles(dir, this.options.settings.ignoreDotFiles, skipped),
+      );
+      for (const file of skipped)
+        logger.info('skipping a file that is not .yaml or .yml', { file });
+      documents = [];
+      for (const file of files) {
+        const parsed = parseConfigFile(file.path, file.text);
+        if (parsed instanceof ConfigError) errors.push(parsed);
+        else documents.push(parsed);
+      }
+    } catch (err: unknown) {
+      const reason = err instanceof Error ? err.message : String(err);
+      listener.onRejected([
+        new ConfigError('READ_FAILED', dir, `cannot read the configuration directory: ${reason}`),
+      ]);
+      return;
+    }
+    for (const doc of documents) for (const warning of doc.warnings) logger.warn(warning);
+    const result = compile(documents, this.options.compile);
+    if (!result.ok) errors.push(...result.errors);
+    if (errors.length > 0 || !result.ok) {
+      listener.onRejected(errors);
+      return;
+    }
+    // stop() may have run while the files were read.
+    if (this.hasStopped()) return;
+    listener.onSnapshot(result.snapshot);
+  }
+
+  private takePendingReload(): boolean {
+    return this.isReloadPending && !this.isStopped;
+  }
+
+  private hasStopped(): boolean {
+    return this.isStopped;
+  }
+
+  async stop(): Promise<void> {
+    this.isStopped = true;
+    if (this.debounce !== undefined) clearTimeout(this.debounce);
+    this.watcher?.close();
+    await this.idle;
+  }
+}

@@ -1,0 +1,138 @@
+// Converts decoded protobuf objects to the engine's types and back, validating at the edge.
+import {
+  parseUnit,
+  type JsonObject,
+  type JsonValue,
+  type LimitOverride,
+  type Unit,
+} from '../../config';
+import {
+  RequestError,
+  type RateLimitRequest,
+  type RateLimitResponse,
+  type RequestDescriptor,
+} from '../../engine';
+import type {
+  StructMessage,
+  StructValue,
+  WireDescriptor,
+  WireRequest,
+  WireResponse,
+} from './messages';
+
+/** envoy.type.v3.RateLimitUnit numbers (no WEEK in this enum). */
+const OVERRIDE_UNITS: readonly (Unit | undefined)[] = [
+  undefined,
+  'SECOND',
+  'MINUTE',
+  'HOUR',
+  'DAY',
+  'MONTH',
+  'YEAR',
+];
+
+const MAX_UINT32 = 4294967295;
+
+function bad(message: string): RequestError {
+  return new RequestError('BAD_REQUEST', message);
+}
+
+function uint(value: unknown, what: string, max: number): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > max) {
+    throw bad(`${what} must be a whole number from 0 to ${max}`);
+  }
+  return n;
+}
+
+function overrideUnit(unit: unknown, index: number): Unit {
+  let parsed: Unit | undefined;
+  if (typeof unit === 'number') parsed = OVERRIDE_UNITS[unit];
+  else if (typeof unit === 'string') parsed = unit === 'WEEK' ? undefined : parseUnit(unit);
+  if (parsed === undefined) {
+    throw bad(
+      `descriptors[${index}].limit.unit must be one of SECOND, MINUTE, HOUR, DAY, MONTH, YEAR`,
+    );
+  }
+  return parsed;
+}
+
+function descriptorOf(wire: WireDescriptor, index: number): RequestDescriptor {
+  const entries = (wire.entries ?? []).map((e) => ({ key: e.key ?? '', value: e.value ?? '' }));
+  let limit: LimitOverride | undefined;
+  if (wire.limit !== undefined && wire.limit !== null) {
+    limit = {
+      requestsPerUnit: uint(
+        wire.limit.requestsPerUnit ?? 0,
+        `descriptors[${index}].limit.requests_per_unit`,
+        MAX_UINT32,
+      ),
+      unit: overrideUnit(wire.limit.unit, index),
+    };
+  }
+  let hitsAddend: number | undefined;
+  if (wire.hitsAddend !== undefined && wire.hitsAddend !== null) {
+    hitsAddend = uint(
+      wire.hitsAddend.value ?? 0,
+      `descriptors[${index}].hits_addend`,
+      Number.MAX_SAFE_INTEGER,
+    );
+  }
+  return { entries, limit, hitsAddend, isNegativeHits: wire.isNegativeHits === true };
+}
+
+/** The engine's request from a decoded RateLimitRequest. Throws RequestError when malformed. */
+export function requestFromWire(wire: WireRequest): RateLimitRequest {
+  return {
+    domain: wire.domain ?? '',
+    descriptors: (wire.descriptors ?? []).map(descriptorOf),
+    hitsAddend: uint(wire.hitsAddend ?? 0, 'hits_addend', MAX_UINT32),
+  };
+}
+
+function structValue(value: JsonValue): StructValue {
+  if (value === null) return { nullValue: 'NULL_VALUE' };
+  if (typeof value === 'number') return { numberValue: value };
+  if (typeof value === 'string') return { stringValue: value };
+  if (typeof value === 'boolean') return { boolValue: value };
+  if (Array.isArray(value)) return { listValue: { values: value.map(structValue) } };
+  return { structValue: toStruct(value) };
+}
+
+/** google.protobuf.Struct from a JSON object. */
+export function toStruct(object: JsonObject): StructMessage {
+  const fields: Record<string, StructValue> = {};
+  for (const [key, value] of Object.entries(object)) fields[key] = structValue(value);
+  return { fields };
+}
+
+/** A RateLimitResponse object for the protobuf encoder. */
+export function responseToWire(response: RateLimitResponse): WireResponse {
+  const wire: WireResponse = {
+    overallCode: response.overallCode,
+    statuses: response.statuses.map((s) => ({
+      code: s.code,
+      ...(s.currentLimit === undefined
+        ? {}
+        : {
+            currentLimit: {
+              requestsPerUnit: s.currentLimit.requestsPerUnit,
+              unit: s.currentLimit.unit,
+              ...(s.currentLimit.name === undefined ? {} : { name: s.currentLimit.name }),
+            },
+          }),
+      limitRemaining: s.limitRemaining,
+      ...(s.durationUntilResetSeconds === undefined
+        ? {}
+        : { durationUntilReset: { seconds: s.durationUntilResetSeconds } }),
+    })),
+    responseHeadersToAdd: response.responseHeadersToAdd.map((h) => ({
+      key: h.key,
+      value: h.value,
+    })),
+    requestHeadersToAdd: response.requestHeadersToAdd.map((h) => ({ key: h.key, value: h.value })),
+  };
+  if (response.dynamicMetadata !== undefined)
+    wire.dynamicMetadata = toStruct(response.dynamicMetadata);
+  return wire;
+}

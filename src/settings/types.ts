@@ -1,0 +1,210 @@
+// The typed, frozen Settings the rest of the service receives, one slice per concern.
+import type { LogFormat, LogLevel } from '../lib/logger';
+
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** TLS files of the gRPC listener (GRPC_SERVER_USE_TLS and friends). */
+export interface GrpcServerTlsSettings {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** A CA bundle enables mutual TLS. */
+  readonly clientCaFile: string | undefined;
+  readonly clientSan: string | undefined;
+}
+
+export interface GrpcListenerSettings extends ListenAddress {
+  /** Unix socket path; when set the listener binds it instead of host:port. */
+  readonly uds: string | undefined;
+  readonly maxConnectionAgeMs: number;
+  readonly maxConnectionAgeGraceMs: number;
+  readonly tls: GrpcServerTlsSettings | undefined;
+}
+
+export interface ServerSettings {
+  readonly http: ListenAddress;
+  readonly debug: ListenAddress;
+  readonly grpc: GrpcListenerSettings;
+}
+
+export interface LogSettings {
+  readonly level: LogLevel;
+  readonly format: LogFormat;
+}
+
+export interface FileSourceSettings {
+  readonly type: 'FILE';
+  readonly runtimeRoot: string;
+  readonly runtimeSubdirectory: string;
+  readonly runtimeAppDirectory: string;
+  readonly ignoreDotFiles: boolean;
+  /** True: reload when RUNTIME_ROOT (a symlink) is repointed; false: on changes in the directory. */
+  readonly watchRoot: boolean;
+}
+
+export interface ClientTlsSettings {
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly caFile: string | undefined;
+  /** Expected name in the server certificate, overriding the host name. */
+  readonly serverName: string | undefined;
+  readonly skipHostnameVerification: boolean;
+}
+
+export interface BackoffSettings {
+  readonly initialIntervalMs: number;
+  readonly maxIntervalMs: number;
+  readonly randomFactor: number;
+  readonly jitter: boolean;
+}
+
+export interface XdsSourceSettings {
+  readonly type: 'GRPC_XDS_SOTW';
+  readonly nodeId: string;
+  readonly nodeMetadata: Readonly<Record<string, string>>;
+  readonly serverUrl: string;
+  readonly connectRetryIntervalMs: number;
+  readonly additionalHeaders: Readonly<Record<string, string>>;
+  readonly tls: ClientTlsSettings | undefined;
+  readonly backoff: BackoffSettings;
+  /** Largest message accepted from the management server; undefined keeps gRPC's default. */
+  readonly maxMessageSizeBytes: number | undefined;
+}
+
+export interface ConfigSettings {
+  readonly source: FileSourceSettings | XdsSourceSettings;
+  readonly forceStartWithoutInitialConfig: boolean;
+  readonly healthyWithAtLeastOneConfigLoaded: boolean;
+  readonly mergeDomainConfig: boolean;
+}
+
+/** A DogStatsD mogrifier: a pattern that turns a flat name into a name plus tags. */
+export interface MogrifierSettings {
+  readonly name: string;
+  readonly pattern: string;
+  readonly metricName: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export type StatsSinkSettings =
+  | { readonly type: 'statsd'; readonly host: string; readonly port: number }
+  | { readonly type: 'stdout' };
+
+export interface StatsSettings {
+  /** False when DISABLE_STATS is true: nothing is counted or sent. */
+  readonly enabled: boolean;
+  readonly flushIntervalMs: number;
+  readonly sanitizeDescriptorMetricDots: boolean;
+  readonly extraTags: Readonly<Record<string, string>>;
+  readonly sink: StatsSinkSettings;
+  readonly dogStatsd: {
+    readonly enabled: boolean;
+    readonly mogrifiers: readonly MogrifierSettings[];
+  };
+  readonly prometheus: {
+    readonly enabled: boolean;
+    readonly addr: string;
+    readonly path: string;
+    readonly mapperYaml: string | undefined;
+    readonly responseTimeAsMilliseconds: boolean;
+  };
+}
+
+/** Credentials for Redis: a fixed value, or a file re-read on every connection attempt. */
+export type RedisAuthSettings =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'static'; readonly username: string | undefined; readonly password: string }
+  | { readonly kind: 'file'; readonly path: string };
+
+export interface RedisInstanceSettings {
+  /** Setting-name prefix of this instance (REDIS_ or REDIS_PERSECOND_), for messages. */
+  readonly settingPrefix: string;
+  readonly socketType: 'tcp' | 'unix';
+  readonly type: 'single' | 'sentinel' | 'cluster';
+  readonly url: string;
+  readonly poolSize: number;
+  readonly auth: RedisAuthSettings;
+  readonly sentinelAuth: RedisAuthSettings;
+  readonly tls: ClientTlsSettings | undefined;
+  readonly pipelineWindowMs: number;
+  readonly clusterPipelineParallelism: number;
+  readonly timeoutMs: number;
+  readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT';
+  readonly poolOnEmptyWaitMs: number;
+  readonly closeConnectionOnReadonlyError: boolean;
+}
+
+export interface RedisBackendSettings {
+  readonly type: 'redis';
+  readonly main: RedisInstanceSettings;
+  /** A second instance that holds only the per-second limits (REDIS_PERSECOND=true). */
+  readonly perSecond: RedisInstanceSettings | undefined;
+  readonly healthCheckActiveConnection: boolean;
+  readonly startup: {
+    readonly initialIntervalMs: number;
+    readonly maxIntervalMs: number;
+    /** 0 retries for ever. */
+    readonly maxElapsedMs: number;
+  };
+}
+
+export interface MemcacheBackendSettings {
+  readonly type: 'memcache';
+  readonly hostPorts: readonly string[];
+  readonly srv: string | undefined;
+  readonly srvRefreshMs: number;
+  readonly maxIdleConns: number;
+  readonly tls: ClientTlsSettings | undefined;
+}
+
+export interface MemoryBackendSettings {
+  readonly type: 'memory';
+}
+
+export type BackendSettings =
+  RedisBackendSettings | MemcacheBackendSettings | MemoryBackendSettings;
+
+export interface HeaderNames {
+  readonly enabled: boolean;
+  readonly limit: string;
+  readonly remaining: string;
+  readonly reset: string;
+}
+
+export interface LimiterSettings {
+  readonly expirationJitterMaxSeconds: number;
+  /** 0 disables the local over-limit cache. */
+  readonly localCacheSizeBytes: number;
+  readonly nearLimitRatio: number;
+  readonly cacheKeyPrefix: string;
+  readonly stopCacheKeyIncrementWhenOverlimit: boolean;
+  readonly useCalendarMonth: boolean;
+  readonly globalShadowMode: boolean;
+  readonly globalQuotaMode: boolean;
+  readonly responseDynamicMetadata: boolean;
+  readonly responseHeaders: HeaderNames & { readonly perUnit: boolean };
+  readonly requestHeaders: HeaderNames;
+}
+
+export interface TracingSettings {
+  readonly enabled: boolean;
+  readonly exporterProtocol: 'http' | 'grpc';
+  readonly serviceName: string;
+  readonly serviceNamespace: string;
+  readonly serviceInstanceId: string;
+  readonly samplingRate: number;
+  readonly semconvStabilityOptIn: string;
+}
+
+/** Everything the environment configures, validated once and frozen. */
+export interface Settings {
+  readonly server: ServerSettings;
+  readonly log: LogSettings;
+  readonly config: ConfigSettings;
+  readonly stats: StatsSettings;
+  readonly backend: BackendSettings;
+  readonly limiter: LimiterSettings;
+  readonly tracing: TracingSettings;
+}

@@ -1,0 +1,53 @@
+// Flushes the stats store into a sink every STATS_FLUSH_INTERVAL, and once more on close.
+import type { Logger } from '../lib/logger';
+import type { StatsSink } from './sink';
+import type { StatsStore } from './store';
+
+export class StatsFlusher {
+  private readonly lastCounters = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: StatsStore,
+    private readonly sink: StatsSink,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts periodic flushing; the timer does not keep the process alive. */
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => {
+      this.flush().catch((err: unknown) => {
+        this.logger.warn('statistics flush failed', {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      });
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Sends every changed counter as a delta, every gauge, and every timer sample. */
+  async flush(): Promise<void> {
+    const { counters, gauges } = this.store.snapshot();
+    for (const [name, value] of counters) {
+      const delta = value - (this.lastCounters.get(name) ?? 0);
+      if (delta !== 0) {
+        this.sink.counter(name, delta);
+        this.lastCounters.set(name, value);
+      }
+    }
+    for (const [name, value] of gauges) this.sink.gauge(name, value);
+    for (const timer of this.store.allTimers()) {
+      const { samples, sampleRate } = timer.drain();
+      for (const ms of samples) this.sink.timing(timer.name, ms, sampleRate);
+    }
+    await this.sink.flush();
+  }
+
+  /** Stops the timer and flushes one last time, so nothing counted is lost. */
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+    await this.sink.close();
+  }
+}

@@ -1,0 +1,38 @@
+// Statistic names of the reference service, each written once.
+
+export const SERVICE_SCOPE = 'ratelimit.service';
+export const RULE_SCOPE = 'ratelimit.service.rate_limit';
+export const SHOULD_RATE_LIMIT_SCOPE = 'ratelimit.service.call.should_rate_limit';
+
+export const STAT = Object.freeze({
+  configLoadSuccess: `${SERVICE_SCOPE}.config_load_success`,
+  configLoadError: `${SERVICE_SCOPE}.config_load_error`,
+  globalShadowMode: `${SERVICE_SCOPE}.global_shadow_mode`,
+  redisError: `${SHOULD_RATE_LIMIT_SCOPE}.redis_error`,
+  serviceError: `${SHOULD_RATE_LIMIT_SCOPE}.service_error`,
+  totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
+  responseTime: (method: string) => `ratelimit_server.${method}.response_time`,
+});
+
+/** Suffixes of the per-rule counters. */
+export const RULE_STAT_SUFFIXES = Object.freeze({
+  totalHits: 'total_hits',
+  overLimit: 'over_limit',
+  nearLimit: 'near_limit',
+  withinLimit: 'within_limit',
+  overLimitWithLocalCache: 'over_limit_with_local_cache',
+  shadowMode: 'shadow_mode',
+  totalNegativeHits: 'total_negative_hits',
+} as const);
+
+const IPV4 = /\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}/g;
+
+/**
+ * Makes a stat name safe for the statsd line protocol: `:` and `|` become `_`, and the dots
+ * of IPv4 addresses become `_` so an address does not split into path segments.
+ */
+export function sanitizeStatName(name: string): string {
+  let out = name;
+  if (out.includes(':') || out.includes('|')) out = out.replace(/[:|]/g, '_');
+  return out.replace(IPV4, (ip) => ip.replace(/\./g, '_'));
+}

@@ -1,0 +1,105 @@
+// In-process counters with expiry: the embedded backend for single hosts, development and tests.
+import type { Clock } from '../../lib/clock';
+import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+
+interface Slot {
+  value: number;
+  expiresAtMs: number;
+}
+
+export interface MemoryStoreOptions {
+  readonly clock: Clock;
+  /** How often expired keys are dropped; between sweeps they are ignored on access. */
+  readonly sweepIntervalMs?: number;
+}
+
+/**
+ * Counters live in one Map; an expired key reads as absent and is dropped by the next sweep,
+ * so memory holds only the live windows.
+ */
+export class MemoryCounterStore implements CounterStore {
+  readonly backend = 'memory' as const;
+  private readonly slots = new Map<string, Slot>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly options: MemoryStoreOptions) {
+    this.sweeper = setInterval(() => {
+      this.sweep();
+    }, options.sweepIntervalMs ?? 1000);
+    this.sweeper.unref();
+  }
+
+  /** Number of keys held, expired ones included until the next sweep. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Drops every expired key. */
+  sweep(): void {
+    const now = this.options.clock.nowMs();
+    for (const [key, slot] of this.slots) {
+      if (slot.expiresAtMs <= now) this.slots.delete(key);
+    }
+  }
+
+  private live(key: string, now: number): Slot | undefined {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return undefined;
+    if (slot.expiresAtMs <= now) {
+      this.slots.delete(key);
+      return undefined;
+    }
+    return slot;
+  }
+
+  /** Synchronous core of increment(); the engine's hot path may call it directly. */
+  incrementNow(batch: readonly CounterIncrement[]): number[] {
+    const now = this.options.clock.nowMs();
+    const out = new Array<number>(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      const item = batch[i];
+      if (item === undefined) continue;
+      let slot = this.live(item.key, now);
+      if (item.isNegative) {
+        // As the Redis script does: a refund on a missing key creates nothing.
+        if (slot === undefined) {
+          out[i] = 0;
+          continue;
+        }
+        slot.value = Math.max(0, slot.value - item.hits);
+      } else {
+        if (slot === undefined) {
+          slot = { value: 0, expiresAtMs: 0 };
+          this.slots.set(item.key, slot);
+        }
+        slot.value += item.hits;
+      }
+      slot.expiresAtMs = now + item.ttlSeconds * 1000;
+      out[i] = slot.value;
+    }
+    return out;
+  }
+
+  increment(batch: readonly CounterIncrement[]): Promise<number[]> {
+    return Promise.resolve(this.incrementNow(batch));
+  }
+
+  read(keys: readonly CounterRead[]): Promise<number[]> {
+    const now = this.options.clock.nowMs();
+    return Promise.resolve(keys.map((k) => this.live(k.key, now)?.value ?? 0));
+  }
+
+  isConnected(): boolean {
+    return true;
+  }
+
+  onConnectionChange(): void {
+    // Always connected.
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.slots.clear();
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,77 @@
+// The decision scenario table, run through the engine against every counter store.
+import { ManualClock } from '../../src/lib/clock';
+import { engineOf } from '../helpers/engine';
+import { RedisServer } from '../helpers/redis-server';
+import { memoryFixture, redisFixture, type StoreFixture } from '../helpers/stores';
+import { SCENARIOS, START_MS } from './decision-scenarios';
+
+let redis: RedisServer;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+
+afterAll(async () => {
+  await redis.destroy();
+});
+
+const backends: [string, (clock: ManualClock) => Promise<StoreFixture>][] = [
+  ['memory', (clock) => Promise.resolve(memoryFixture(clock))],
+  ['redis', () => redisFixture(redis)],
+];
+
+describe.each(backends)('decisions on the %s backend', (_backend, make) => {
+  let run = 0;
+  it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
+    const clock = new ManualClock(START_MS);
+    const fixture = await make(clock);
+    const prefix = `s${process.pid}_${Date.now()}_${++run}:`;
+    try {
+      const { engine, stats } = engineOf(fixture.store, clock, scenario.config, {
+        CACHE_KEY_PREFIX: prefix,
+        ...scenario.env,
+      });
+      for (const [i, step] of scenario.steps.entries()) {
+        if (step.advanceMs !== undefined) clock.advance(step.advanceMs);
+        const response = await engine.shouldRateLimit({
+          domain: step.domain ?? scenario.domain,
+          descriptors: step.descriptors,
+          hitsAddend: step.hitsAddend ?? 0,
+        });
+        expect({ step: i, overall: response.overallCode, statuses: response.statuses }).toEqual({
+          step: i,
+          overall: step.overall,
+          statuses: step.statuses,
+        });
+        if (step.responseHeaders !== undefined) {
+          expect(response.responseHeadersToAdd.map((h) => [h.key, h.value])).toEqual(
+            step.responseHeaders,
+          );
+        }
+        if (step.requestHeaders !== undefined) {
+          expect(response.requestHeadersToAdd.map((h) => [h.key, h.value])).toEqual(
+            step.requestHeaders,
+          );
+        }
+        if (step.dynamicMetadata !== undefined)
+          expect(response.dynamicMetadata).toEqual(step.dynamicMetadata);
+      }
+      const counters = stats.snapshot().counters;
+      for (const [name, value] of Object.entries(scenario.ruleStats ?? {})) {
+        expect({ name, value: counters.get(`ratelimit.service.rate_limit.${name}`) ?? 0 }).toEqual({
+          name,
+          value,
+        });
+      }
+      for (const [name, value] of Object.entries(scenario.stats ?? {})) {
+        expect({ name, value: counters.get(name) ?? 0 }).toEqual({ name, value });
+      }
+      for (const [template, value] of Object.entries(scenario.keys ?? {})) {
+        const key = template.replace('{p}', prefix);
+        expect({ key, value: await fixture.rawValue(key) }).toEqual({ key, value });
+      }
+    } finally {
+      await fixture.close();
+    }
+  });
+});

@@ -1,0 +1,76 @@
+// Builds each CounterStore implementation for the suites that run against all of them.
+import { ManualClock } from '../../src/lib/clock';
+import { silentLogger } from '../../src/lib/logger';
+import { loadSettings, type RedisBackendSettings } from '../../src/settings';
+import { MemoryCounterStore, RedisCounterStore, type CounterStore } from '../../src/store';
+import type { RedisServer } from './redis-server';
+
+/** A store under test and what the suite needs to inspect it. */
+export interface StoreFixture {
+  readonly name: string;
+  readonly store: CounterStore;
+  /** The value of a key as the backend holds it, or undefined when absent. */
+  rawValue(key: string): Promise<number | undefined>;
+  /** Seconds to live of a key, or undefined when absent or without expiry. */
+  ttlSeconds(key: string): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+export function redisSettings(env: Record<string, string>): RedisBackendSettings {
+  const settings = loadSettings(env);
+  if (settings.backend.type !== 'redis') throw new Error('expected redis settings');
+  return settings.backend;
+}
+
+export function memoryFixture(
+  clock = new ManualClock(1_700_000_000_000),
+): StoreFixture & { clock: ManualClock } {
+  const store = new MemoryCounterStore({ clock });
+  const slots = (store as unknown as { slots: Map<string, { value: number; expiresAtMs: number }> })
+    .slots;
+  return {
+    name: 'memory',
+    store,
+    clock,
+    rawValue: (key) => {
+      const slot = slots.get(key);
+      return Promise.resolve(
+        slot === undefined || slot.expiresAtMs <= clock.nowMs() ? undefined : slot.value,
+      );
+    },
+    ttlSeconds: (key) => {
+      const slot = slots.get(key);
+      return Promise.resolve(
+        slot === undefined ? undefined : Math.ceil((slot.expiresAtMs - clock.nowMs()) / 1000),
+      );
+    },
+    close: () => store.close(),
+  };
+}
+
+export async function redisFixture(
+  server: RedisServer,
+  env: Record<string, string> = {},
+): Promise<StoreFixture> {
+  const store = await RedisCounterStore.open(
+    redisSettings({ REDIS_URL: `127.0.0.1:${server.port}`, ...env }),
+    silentLogger,
+  );
+  const client = server.client();
+  return {
+    name: 'redis',
+    store,
+    rawValue: async (key) => {
+      const value = await client.get(key);
+      return value === null ? undefined : Number(value);
+    },
+    ttlSeconds: async (key) => {
+      const ttl = await client.ttl(key);
+      return ttl < 0 ? undefined : ttl;
+    },
+    close: async () => {
+      await store.close();
+      client.disconnect();
+    },
+  };
+}

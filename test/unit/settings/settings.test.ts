@@ -1,0 +1,442 @@
+// Settings: defaults, real names and neutral aliases, parsing, refusals with exact messages.
+import { loadSettings, SettingsError, allSettingNames, namesFor } from '../../../src/settings';
+import { list, map } from '../../../src/settings/fields';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadSettings(env);
+  } catch (err: unknown) {
+    if (err instanceof SettingsError) return err.problems.map((p) => `${p.setting}: ${p.message}`);
+    throw err;
+  }
+  throw new Error('expected a SettingsError');
+}
+
+describe('defaults', () => {
+  const s = loadSettings({});
+
+  it('match the reference service where the spec gives them', () => {
+    expect(s.server.http).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(s.server.grpc.host).toBe('0.0.0.0');
+    expect(s.server.grpc.port).toBe(8081);
+    expect(s.server.debug).toEqual({ host: '0.0.0.0', port: 6070 });
+    expect(s.server.grpc.maxConnectionAgeMs).toBe(24 * 3600 * 1000);
+    expect(s.server.grpc.maxConnectionAgeGraceMs).toBe(3600 * 1000);
+    expect(s.log).toEqual({ level: 'warning', format: 'text' });
+    expect(s.config.source).toMatchObject({
+      type: 'FILE',
+      runtimeRoot: '/srv/runtime_data/current',
+      runtimeAppDirectory: 'config',
+      watchRoot: true,
+      ignoreDotFiles: false,
+    });
+    expect(s.stats).toMatchObject({
+      enabled: true,
+      flushIntervalMs: 10_000,
+      sink: { type: 'statsd', host: 'localhost', port: 8125 },
+    });
+    expect(s.limiter).toMatchObject({
+      expirationJitterMaxSeconds: 300,
+      localCacheSizeBytes: 0,
+      nearLimitRatio: 0.8,
+      cacheKeyPrefix: '',
+      responseHeaders: {
+        enabled: false,
+        limit: 'RateLimit-Limit',
+        remaining: 'RateLimit-Remaining',
+        reset: 'RateLimit-Reset',
+        perUnit: false,
+      },
+    });
+    expect(s.backend).toMatchObject({
+      type: 'redis',
+      main: {
+        socketType: 'tcp',
+        url: 'localhost:6379',
+        type: 'single',
+        poolSize: 10,
+        timeoutMs: 10_000,
+        pipelineWindowMs: 0,
+      },
+      perSecond: undefined,
+      startup: { initialIntervalMs: 1000, maxIntervalMs: 30_000, maxElapsedMs: 0 },
+    });
+  });
+
+  it('are frozen all the way down', () => {
+    expect(Object.isFrozen(s)).toBe(true);
+    expect(Object.isFrozen(s.server.grpc)).toBe(true);
+    expect(Object.isFrozen(s.backend)).toBe(true);
+  });
+});
+
+describe('parsing', () => {
+  it('reads Go durations', () => {
+    const s = loadSettings({
+      REDIS_PIPELINE_WINDOW: '150us',
+      STATS_FLUSH_INTERVAL: '1m30s',
+      REDIS_TIMEOUT: '2s',
+    });
+    expect(s.backend.type === 'redis' && s.backend.main.pipelineWindowMs).toBeCloseTo(0.15);
+    expect(s.stats.flushIntervalMs).toBe(90_000);
+    expect(s.backend.type === 'redis' && s.backend.main.timeoutMs).toBe(2000);
+  });
+
+  it('reads booleans as Go does', () => {
+    for (const yes of ['1', 't', 'T', 'TRUE', 'true', 'True'])
+      expect(loadSettings({ SHADOW_MODE: yes }).limiter.globalShadowMode).toBe(true);
+    for (const no of ['0', 'f', 'F', 'FALSE', 'false', 'False'])
+      expect(loadSettings({ SHADOW_MODE: no }).limiter.globalShadowMode).toBe(false);
+  });
+
+  it('reads k:v maps and lists as the reference does', () => {
+    expect(map().parse('a:1,b:two:parts, c : 3')).toEqual({
+      ok: true,
+      value: { a: '1', b: 'two:parts', c: '3' },
+    });
+    expect(map().parse('a:1,broken').ok).toBe(false);
+    expect(list().parse('x:1, y:2,,')).toEqual({ ok: true, value: ['x:1', 'y:2'] });
+  });
+
+  it('treats an empty value as unset', () => {
+    expect(loadSettings({ PORT: '' }).server.http.port).toBe(8080);
+  });
+
+  it('reads LOG_LEVEL case-insensitively and maps warn to warning', () => {
+    expect(loadSettings({ LOG_LEVEL: 'DEBUG' }).log.level).toBe('debug');
+    expect(loadSettings({ LOG_LEVEL: 'warn' }).log.level).toBe('warning');
+  });
+
+  it('infers a unix socket from a path when REDIS_SOCKET_TYPE is unset', () => {
+    const s = loadSettings({ REDIS_URL: '/var/run/redis.sock' });
+    expect(s.backend.type === 'redis' && s.backend.main.socketType).toBe('unix');
+  });
+
+  it('parses REDIS_AUTH as password or user:password', () => {
+    const a = loadSettings({ REDIS_AUTH: 'secret' });
+    expect(a.backend.type === 'redis' && a.backend.main.auth).toEqual({
+      kind: 'static',
+      username: undefined,
+      password: 'secret',
+    });
+    const b = loadSettings({ REDIS_AUTH: 'user:pa:ss' });
+    expect(b.backend.type === 'redis' && b.backend.main.auth).toEqual({
+      kind: 'static',
+      username: 'user',
+      password: 'pa:ss',
+    });
+  });
+
+  it('enables the per-second instance', () => {
+    const s = loadSettings({ REDIS_PERSECOND: 'true', REDIS_PERSECOND_URL: 'localhost:6380' });
+    expect(s.backend.type === 'redis' && s.backend.perSecond?.url).toBe('localhost:6380');
+  });
+});
+
+describe('aliases', () => {
+  it('accepts the neutral spellings of SPEC.md', () => {
+    expect(namesFor('REDIS_URL')).toEqual(['REDIS_URL', 'KVSTORE_URL']);
+    expect(namesFor('USE_STATSD')).toEqual(['USE_STATSD', 'USE_PUSHSTATS']);
+    expect(namesFor('USE_DOG_STATSD_MOGRIFIERS')).toEqual([
+      'USE_DOG_STATSD_MOGRIFIERS',
+      'USE_TAGGEDPUSH_MOGRIFIERS',
+      'DOG_STATSD_MOGRIFIERS',
+      'TAGGEDPUSH_MOGRIFIERS',
+    ]);
+    expect(namesFor('MEMCACHE_SRV')).toEqual(['MEMCACHE_SRV', 'ALTCACHE_SRV']);
+    const s = loadSettings({ KVSTORE_URL: 'h:1', USE_PUSHSTATS: 'false' });
+    expect(s.backend.type === 'redis' && s.backend.main.url).toBe('h:1');
+    expect(s.stats.sink.type).toBe('stdout');
+  });
+
+  it('lets the real name win over the alias', () => {
+    const s = loadSettings({ KVSTORE_URL: 'alias:1', REDIS_URL: 'real:2' });
+    expect(s.backend.type === 'redis' && s.backend.main.url).toBe('real:2');
+  });
+
+  it('accepts BACKEND_TYPE altcache as memcache', () => {
+    expect(problems({ BACKEND_TYPE: 'altcache', MEMCACHE_HOST_PORT: 'h:1' })[0]).toContain(
+      'the memcached backend',
+    );
+  });
+
+  it('covers every setting of the spec', () => {
+    const names = new Set(allSettingNames());
+    for (const name of [
+      'HOST',
+      'PORT',
+      'GRPC_HOST',
+      'GRPC_PORT',
+      'GRPC_UDS',
+      'DEBUG_HOST',
+      'DEBUG_PORT',
+      'LOG_LEVEL',
+      'LOG_FORMAT',
+      'CONFIG_TYPE',
+      'FORCE_START_WITHOUT_INITIAL_CONFIG',
+      'RUNTIME_ROOT',
+      'RUNTIME_SUBDIRECTORY',
+      'RUNTIME_APPDIRECTORY',
+      'RUNTIME_IGNOREDOTFILES',
+      'RUNTIME_WATCH_ROOT',
+      'MERGE_DOMAIN_CONFIG',
+      'XDS_CLIENT_BACKOFF_JITTER',
+      'XDS_CLIENT_BACKOFF_INITIAL_INTERVAL',
+      'XDS_CLIENT_BACKOFF_MAX_INTERVAL',
+      'XDS_CLIENT_BACKOFF_RANDOM_FACTOR',
+      'XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES',
+      'CONFIG_GRPC_XDS_NODE_ID',
+      'CONFIG_GRPC_XDS_SERVER_URL',
+      'CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL',
+      'CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS',
+      'CONFIG_GRPC_XDS_NODE_METADATA',
+      'GRPC_MAX_CONNECTION_AGE',
+      'GRPC_MAX_CONNECTION_AGE_GRACE',
+      'HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED',
+      'USE_STATSD',
+      'STATSD_HOST',
+      'STATSD_PORT',
+      'STATS_FLUSH_INTERVAL',
+      'DISABLE_STATS',
+      'SANITIZE_DESCRIPTOR_METRIC_DOTS',
+      'EXTRA_TAGS',
+      'USE_DOG_STATSD',
+      'USE_DOG_STATSD_MOGRIFIERS',
+      'USE_PROMETHEUS',
+      'PROMETHEUS_ADDR',
+      'PROMETHEUS_PATH',
+      'PROMETHEUS_MAPPER_YAML',
+      'PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS',
+      'BACKEND_TYPE',
+      'REDIS_SOCKET_TYPE',
+      'REDIS_URL',
+      'REDIS_TYPE',
+      'REDIS_POOL_SIZE',
+      'REDIS_TIMEOUT',
+      'REDIS_POOL_ON_EMPTY_BEHAVIOR',
+      'REDIS_POOL_ON_EMPTY_WAIT_DURATION',
+      'REDIS_PIPELINE_WINDOW',
+      'REDIS_PIPELINE_LIMIT',
+      'REDIS_CLUSTER_PIPELINE_PARALLELISM',
+      'REDIS_HEALTH_CHECK_ACTIVE_CONNECTION',
+      'REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR',
+      'CACHE_KEY_PREFIX',
+      'REDIS_PERSECOND',
+      'REDIS_PERSECOND_URL',
+      'REDIS_PERSECOND_SOCKET_TYPE',
+      'MEMCACHE_HOST_PORT',
+      'MEMCACHE_SRV',
+      'MEMCACHE_SRV_REFRESH',
+      'MEMCACHE_MAX_IDLE_CONNS',
+      'MEMCACHE_TLS',
+      'MEMCACHE_TLS_CLIENT_CERT',
+      'MEMCACHE_TLS_CLIENT_KEY',
+      'MEMCACHE_TLS_CACERT',
+      'MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION',
+      'LIMIT_RESPONSE_HEADERS_ENABLED',
+      'LIMIT_LIMIT_HEADER',
+      'LIMIT_REMAINING_HEADER',
+      'LIMIT_RESET_HEADER',
+      'LIMIT_PER_UNIT_HEADERS_ENABLED',
+      'LIMIT_REQUEST_HEADERS_ENABLED',
+      'LIMIT_REQUEST_LIMIT_HEADER',
+      'LIMIT_REQUEST_REMAINING_HEADER',
+      'LIMIT_REQUEST_RESET_HEADER',
+      'TRACING_ENABLED',
+      'TRACING_EXPORTER_PROTOCOL',
+      'TRACING_SERVICE_NAME',
+      'TRACING_SERVICE_NAMESPACE',
+      'TRACING_SERVICE_INSTANCE_ID',
+      'TRACING_SAMPLING_RATE',
+      'OTEL_SEMCONV_STABILITY_OPT_IN',
+      'HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED',
+      'GRPC_SERVER_USE_TLS',
+      'GRPC_SERVER_TLS_CERT',
+      'GRPC_SERVER_TLS_KEY',
+      'GRPC_CLIENT_TLS_CACERT',
+      'GRPC_CLIENT_TLS_SAN',
+      'CONFIG_GRPC_XDS_SERVER_USE_TLS',
+      'CONFIG_GRPC_XDS_CLIENT_TLS_CERT',
+      'CONFIG_GRPC_XDS_CLIENT_TLS_KEY',
+      'CONFIG_GRPC_XDS_SERVER_TLS_CACERT',
+      'CONFIG_GRPC_XDS_SERVER_TLS_SAN',
+      'REDIS_TLS',
+      'REDIS_TLS_CLIENT_CERT',
+      'REDIS_TLS_CLIENT_KEY',
+      'REDIS_TLS_CACERT',
+      'REDIS_TLS_SKIP_HOSTNAME_VERIFICATION',
+      'REDIS_AUTH',
+      'REDIS_AUTH_FILE',
+      'REDIS_SENTINEL_AUTH',
+      'REDIS_AWS_IAM_AUTH',
+      'REDIS_AWS_IAM_CACHE_NAME',
+      'REDIS_AWS_IAM_USER_ID',
+      'REDIS_AWS_IAM_SERVERLESS',
+      'REDIS_AWS_IAM_REGION',
+      'REDIS_PERSECOND_AWS_IAM_AUTH',
+      'SHADOW_MODE',
+      'QUOTA_MODE',
+      'RESPONSE_DYNAMIC_METADATA',
+      'NEAR_LIMIT_RATIO',
+      'LOCAL_CACHE_SIZE_IN_BYTES',
+      'EXPIRATION_JITTER_MAX_SECONDS',
+      'STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT',
+      'USE_CALENDAR_MONTH_RATE_LIMIT',
+      'REDIS_STARTUP_INITIAL_INTERVAL',
+      'REDIS_STARTUP_MAX_INTERVAL',
+      'REDIS_STARTUP_MAX_ELAPSED_TIME',
+    ]) {
+      expect({ name, known: names.has(name) }).toEqual({ name, known: true });
+    }
+  });
+});
+
+describe('refusals name the setting, the value and what is accepted', () => {
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT: "eighty" is not valid; accepted: a whole number from 0 to 65535'],
+    [{ PORT: '70000' }, 'PORT: "70000" is not valid; accepted: a whole number from 0 to 65535'],
+    [
+      { USE_STATSD: 'yes' },
+      'USE_STATSD: "yes" is not valid; accepted: true, false, 1, 0, t, f, TRUE, FALSE, True, False',
+    ],
+    [
+      { STATS_FLUSH_INTERVAL: '10' },
+      'STATS_FLUSH_INTERVAL: "10" is not valid; accepted: a duration such as 150us, 500ms, 10s, 1m30s or 24h (units ns, us, ms, s, m, h)',
+    ],
+    [
+      { REDIS_TIMEOUT: '5 seconds' },
+      'REDIS_TIMEOUT: "5 seconds" is not valid; accepted: a duration such as 150us, 500ms, 10s, 1m30s or 24h (units ns, us, ms, s, m, h)',
+    ],
+    [
+      { BACKEND_TYPE: 'postgres' },
+      'BACKEND_TYPE: "postgres" is not valid; accepted: redis, memcache, memory',
+    ],
+    [
+      { REDIS_TYPE: 'ring' },
+      'REDIS_TYPE: "ring" is not valid; accepted: single, sentinel, cluster',
+    ],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT: "xml" is not valid; accepted: text, json'],
+    [
+      { NEAR_LIMIT_RATIO: '1.5' },
+      'NEAR_LIMIT_RATIO: "1.5" is not valid; accepted: a number from 0 to 1',
+    ],
+    [
+      { CONFIG_TYPE: 'CONSUL' },
+      'CONFIG_TYPE: "CONSUL" is not valid; accepted: FILE, GRPC_XDS_SOTW',
+    ],
+    [
+      { EXTRA_TAGS: 'novalue' },
+      'EXTRA_TAGS: "novalue" is not valid; accepted: a comma-separated list of key:value pairs, e.g. k1:v1,k2:v2',
+    ],
+    [
+      { KVSTORE_POOL_SIZE: 'many' },
+      'KVSTORE_POOL_SIZE: "many" is not valid; accepted: a whole number of at least 1',
+    ],
+    [
+      { REDIS_URL: 'localhost' },
+      'REDIS_URL: "localhost" is not valid for REDIS_SOCKET_TYPE tcp; accepted: host:port or redis://[user:password@]host:port',
+    ],
+  ])('%j', (env, message) => {
+    expect(problems(env)).toEqual([message]);
+  });
+
+  it('refuses REDIS_AUTH with REDIS_AUTH_FILE', () => {
+    expect(problems({ REDIS_AUTH: 'a', REDIS_AUTH_FILE: '/f' })).toEqual([
+      'REDIS_AUTH: REDIS_AUTH and REDIS_AUTH_FILE are both set; they exclude each other: set only one',
+    ]);
+  });
+
+  it('refuses MEMCACHE_HOST_PORT with MEMCACHE_SRV', () => {
+    expect(problems({ MEMCACHE_HOST_PORT: 'h:1', MEMCACHE_SRV: '_m._tcp.x' })).toContain(
+      'MEMCACHE_HOST_PORT: MEMCACHE_HOST_PORT and MEMCACHE_SRV are both set; they exclude each other: set only one',
+    );
+  });
+
+  it('refuses REDIS_PERSECOND without its URL', () => {
+    expect(problems({ REDIS_PERSECOND: 'true' })).toEqual([
+      'REDIS_PERSECOND_URL: REDIS_PERSECOND is true but REDIS_PERSECOND_URL is not set',
+    ]);
+  });
+
+  it('lists every problem at once', () => {
+    expect(problems({ PORT: 'x', GRPC_PORT: 'y', LOG_FORMAT: 'z' })).toHaveLength(3);
+  });
+
+  it('refuses the backoff maximum below the initial interval', () => {
+    expect(
+      problems({
+        XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '30s',
+        XDS_CLIENT_BACKOFF_MAX_INTERVAL: '10s',
+      }),
+    ).toEqual([
+      'XDS_CLIENT_BACKOFF_MAX_INTERVAL: is shorter than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL; accepted: a duration at least as long',
+    ]);
+  });
+
+  it('puts every problem in the error message, one per line', () => {
+    expect(() => loadSettings({ PORT: 'x' })).toThrow(
+      'invalid settings:\n  PORT: "x" is not valid; accepted: a whole number from 0 to 65535',
+    );
+  });
+});
+
+describe('capabilities not built yet are refused, never ignored', () => {
+  it.each([
+    [
+      { CONFIG_TYPE: 'GRPC_XDS_SOTW' },
+      'CONFIG_TYPE: "GRPC_XDS_SOTW" asks for configuration from an xDS management server',
+    ],
+    [
+      { BACKEND_TYPE: 'memcache', MEMCACHE_HOST_PORT: 'h:1' },
+      'BACKEND_TYPE: "memcache" asks for the memcached backend',
+    ],
+    [
+      { REDIS_TYPE: 'cluster', REDIS_URL: 'a:1,b:2' },
+      'REDIS_TYPE: "cluster" asks for Redis sentinel and cluster modes',
+    ],
+    [{ REDIS_TLS: 'true' }, 'REDIS_TLS: "true" asks for TLS to Redis'],
+    [
+      { GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_CERT: 'c', GRPC_SERVER_TLS_KEY: 'k' },
+      'GRPC_SERVER_USE_TLS: "true" asks for TLS on the gRPC listener',
+    ],
+    [
+      { USE_PROMETHEUS: 'true' },
+      'USE_PROMETHEUS: "true" asks for the Prometheus statistics endpoint',
+    ],
+    [
+      { USE_PULLSTATS: 'true' },
+      'USE_PULLSTATS: "true" asks for the Prometheus statistics endpoint',
+    ],
+    [{ USE_DOG_STATSD: 'true' }, 'USE_DOG_STATSD: "true" asks for the DogStatsD statistics sink'],
+    [{ EXTRA_TAGS: 'a:b' }, 'EXTRA_TAGS: "a:b" asks for tags on statistics'],
+    [{ TRACING_ENABLED: 'true' }, 'TRACING_ENABLED: "true" asks for OTLP tracing'],
+    [
+      { REDIS_AWS_IAM_AUTH: 'true' },
+      'REDIS_AWS_IAM_AUTH: "true" asks for cloud identity (AWS IAM) authentication to Redis',
+    ],
+  ])('%j', (env, start) => {
+    const found = problems(env);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toBe(
+      `${start}, which this version does not have yet; unset it or use a release that has it`,
+    );
+  });
+});
+
+describe('mogrifiers', () => {
+  it('are validated when DogStatsD is on', () => {
+    const found = problems({
+      USE_DOG_STATSD: 'true',
+      DOG_STATSD_MOGRIFIERS: 'A',
+      DOG_STATSD_MOGRIFIER_A_PATTERN: '(',
+    });
+    expect(found).toContain(
+      'DOG_STATSD_MOGRIFIER_A_NAME: is not set; mogrifier A needs a metric name',
+    );
+    expect(
+      found.some((p) =>
+        p.startsWith('DOG_STATSD_MOGRIFIER_A_PATTERN: "(" is not a valid regular expression'),
+      ),
+    ).toBe(true);
+  });
+});
