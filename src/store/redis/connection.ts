@@ -101,33 +101,52 @@ export async function connectWithBackoff(
 ): Promise<void> {
   const startedAt = Date.now();
   const target = describeInstance(instance);
-  await backOff(
-    async () => {
-      if (instance.auth.kind === 'file') Object.assign(client.options, credentials(instance.auth));
-      await client.connect();
-    },
-    {
-      startingDelay: startup.initialIntervalMs,
-      maxDelay: startup.maxIntervalMs,
-      numOfAttempts: Number.MAX_SAFE_INTEGER,
-      timeMultiple: 2,
-      jitter: 'none',
-      retry: (err: unknown, attempt: number) => {
-        const elapsed = Date.now() - startedAt;
-        const message = err instanceof Error ? err.message : String(err);
-        if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
-          logger.error('giving up connecting to redis', {
-            target,
-            attempts: attempt - 1,
-            error: message,
-          });
-          return false;
+  // connect() rejects with a bare "Connection is closed."; the cause arrives as an 'error' event
+  // (on later attempts sometimes not at all, so the last one seen is kept).
+  let cause: Error | undefined;
+  const onError = (err: Error): void => {
+    cause = err;
+  };
+  client.on('error', onError);
+  try {
+    await backOff(
+      async () => {
+        if (instance.auth.kind === 'file')
+          Object.assign(client.options, credentials(instance.auth));
+        try {
+          await client.connect();
+        } catch (err: unknown) {
+          throw cause ?? err;
         }
-        logger.warn('cannot connect to redis yet, retrying', { target, attempt, error: message });
-        client.disconnect();
-        return true;
       },
-    },
-  );
+      {
+        startingDelay: startup.initialIntervalMs,
+        maxDelay: startup.maxIntervalMs,
+        numOfAttempts: Number.MAX_SAFE_INTEGER,
+        timeMultiple: 2,
+        jitter: 'none',
+        retry: (err: unknown, attempt: number) => {
+          const elapsed = Date.now() - startedAt;
+          const message = err instanceof Error ? err.message : String(err);
+          if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
+            logger.error('giving up connecting to redis', {
+              target,
+              attempts: attempt - 1,
+              error: message,
+            });
+            return false;
+          }
+          logger.warn('cannot connect to redis yet, retrying', { target, attempt, error: message });
+          client.disconnect();
+          return true;
+        },
+      },
+    );
+  } catch (err: unknown) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(`cannot connect to ${target}: ${message}`, { cause: err });
+  } finally {
+    client.off('error', onError);
+  }
   client.options.retryStrategy = runtimeRetryDelayMs;
 }

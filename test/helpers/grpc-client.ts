@@ -1,0 +1,112 @@
+// A grpc-js client of RateLimitService and grpc.health.v1.Health, for tests.
+import * as grpc from '@grpc/grpc-js';
+import { loadApi } from '../../src/lib/proto';
+
+type Callback<T> = (err: grpc.ServiceError | null, response?: T) => void;
+
+interface RlsStub extends grpc.Client {
+  ShouldRateLimit(
+    request: unknown,
+    options: grpc.CallOptions,
+    callback: Callback<WireResponse>,
+  ): void;
+}
+interface HealthStub extends grpc.Client {
+  Check(
+    request: { service: string },
+    options: grpc.CallOptions,
+    callback: Callback<{ status: string }>,
+  ): void;
+}
+
+/** A decoded RateLimitResponse as proto-loader gives it. */
+export interface WireResponse {
+  overallCode?: string;
+  statuses?: {
+    code?: string;
+    currentLimit?: { requestsPerUnit?: number; unit?: string; name?: string };
+    limitRemaining?: number;
+    durationUntilReset?: { seconds?: number };
+  }[];
+  responseHeadersToAdd?: { key: string; value: string }[];
+  requestHeadersToAdd?: { key: string; value: string }[];
+  dynamicMetadata?: unknown;
+}
+
+type Ctor<T> = new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options?: grpc.ClientOptions,
+) => T;
+
+export class RlsClient {
+  private readonly rls: RlsStub;
+  private readonly health: HealthStub;
+
+  constructor(address: string) {
+    const root = loadApi([
+      'envoy/service/ratelimit/v3/rls.proto',
+      'grpc/health/v1/health.proto',
+    ]) as unknown as {
+      envoy: { service: { ratelimit: { v3: { RateLimitService: Ctor<RlsStub> } } } };
+      grpc: { health: { v1: { Health: Ctor<HealthStub> } } };
+    };
+    const creds = grpc.credentials.createInsecure();
+    this.rls = new root.envoy.service.ratelimit.v3.RateLimitService(address, creds);
+    this.health = new root.grpc.health.v1.Health(address, creds);
+  }
+
+  shouldRateLimit(request: unknown): Promise<WireResponse> {
+    return new Promise((resolve, reject) => {
+      this.rls.ShouldRateLimit(request, { deadline: Date.now() + 10_000 }, (err, res) => {
+        if (err !== null) reject(err);
+        else resolve(res ?? {});
+      });
+    });
+  }
+
+  /** The gRPC status error of a failing call. */
+  async error(request: unknown): Promise<grpc.ServiceError> {
+    try {
+      await this.shouldRateLimit(request);
+    } catch (err: unknown) {
+      return err as grpc.ServiceError;
+    }
+    throw new Error('the call succeeded');
+  }
+
+  healthCheck(service = ''): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.health.Check({ service }, { deadline: Date.now() + 5000 }, (err, res) => {
+        if (err !== null) reject(err);
+        else resolve(res?.status ?? 'UNKNOWN');
+      });
+    });
+  }
+
+  close(): void {
+    this.rls.close();
+    this.health.close();
+  }
+}
+
+/** A request from a domain and descriptors given as `[key, value]` pair lists. */
+export function rlsRequest(
+  domain: string,
+  descriptors: (readonly (readonly [string, string])[])[],
+  hitsAddend = 0,
+): unknown {
+  return {
+    domain,
+    descriptors: descriptors.map((pairs) => ({
+      entries: pairs.map(([key, value]) => ({ key, value })),
+    })),
+    hitsAddend,
+  };
+}
+
+/** Seconds until the current window of `length` seconds ends, now. */
+export function resetNow(length: number): number {
+  const now = Math.floor(Date.now() / 1000);
+  return length - (now % length);
+}
