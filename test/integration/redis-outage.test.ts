@@ -43,7 +43,10 @@ it('fails with UNAVAILABLE and 500 while Redis is down, counts it, and recovers'
   });
   cleanups.push(() => service.stop());
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(() => Promise.resolve(client.close()));
+  cleanups.push(() => {
+    client.close();
+    return Promise.resolve();
+  });
   const request = rlsRequest('outage', [[['per_hour', `o${run}`]]]);
   expect((await client.shouldRateLimit(request)).overallCode).toBe('OK');
 
@@ -85,7 +88,10 @@ it('turns unhealthy while Redis is down with REDIS_HEALTH_CHECK_ACTIVE_CONNECTIO
   });
   cleanups.push(() => service.stop());
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(() => Promise.resolve(client.close()));
+  cleanups.push(() => {
+    client.close();
+    return Promise.resolve();
+  });
   await redis.stop();
   await eventually(async () => (await fetch(service.url('/healthcheck'))).status === 500, {
     what: 'unhealthy',
