@@ -1,6 +1,7 @@
 // ratelimit-client: one ShouldRateLimit call from the command line, printed as JSON.
 import * as grpc from '@grpc/grpc-js';
 import { loadApi } from '../lib/proto';
+import { responseFromWire, responseToJson, type WireResponse } from '../server';
 import { FlagError, parseFlags, usage, type FlagSpec } from './flags';
 
 const FLAGS: readonly FlagSpec[] = [
@@ -85,17 +86,18 @@ export async function runClient(
     hitsAddend,
   };
   try {
-    const response = await new Promise<unknown>((resolve, reject) => {
+    const response = await new Promise<WireResponse>((resolve, reject) => {
       client.ShouldRateLimit(
         request,
         { deadline: Date.now() + timeoutSeconds * 1000 },
         (e, res) => {
           if (e !== null) reject(e);
-          else resolve(res);
+          else resolve(res as WireResponse);
         },
       );
     });
-    out.write(`${JSON.stringify(response, null, 2)}\n`);
+    // The same proto3 JSON as POST /json answers.
+    out.write(`${JSON.stringify(responseToJson(responseFromWire(response)), null, 2)}\n`);
     return 0;
   } catch (e: unknown) {
     const se = e as Partial<grpc.ServiceError>;

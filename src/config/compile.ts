@@ -1,7 +1,7 @@
 // Compiles parsed documents into an immutable ConfigSnapshot, collecting every refusal.
 import type { RuleStatsFactory } from '../stats';
 import type { ConfigDocument, DescriptorDoc } from './document';
-import { ConfigError } from './errors';
+import { ConfigError, type SourcePosition } from './errors';
 import { CompiledSnapshot, type DescriptorNode, type KeyEntry, type Level } from './snapshot';
 import type { ConfigSnapshot, MatchedLimit, RateLimitRule } from './types';
 import { parseUnit } from './units';
@@ -40,13 +40,16 @@ class Compiler {
     code: ConfigError['code'],
     reason: string,
     d?: DescriptorDoc,
+    position: SourcePosition | undefined = d?.position,
   ): void {
-    this.errors.push(new ConfigError(code, doc.source, reason, d?.position));
+    this.errors.push(new ConfigError(code, doc.source, reason, position));
   }
 
   private rule(doc: ConfigDocument, d: DescriptorDoc, statKey: string): RateLimitRule | undefined {
     const policy = d.rateLimit;
     if (policy === undefined) return undefined;
+    // Problems of the rate_limit block point at the block, not at the descriptor.
+    const at = policy.position ?? d.position;
     const unit = policy.unit === undefined ? undefined : parseUnit(policy.unit);
     if (policy.unlimited) {
       if (unit !== undefined) {
@@ -55,20 +58,27 @@ class Compiler {
           'UNLIMITED_WITH_UNIT',
           'should not specify rate limit unit when unlimited',
           d,
+          at,
         );
         return undefined;
       }
     } else if (unit === undefined) {
-      this.fail(doc, 'INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, d);
+      this.fail(doc, 'INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, d, at);
       return undefined;
     }
     for (const replaced of policy.replaces) {
       if (replaced === '') {
-        this.fail(doc, 'EMPTY_REPLACES', 'should not have an empty replaces entry', d);
+        this.fail(doc, 'EMPTY_REPLACES', 'should not have an empty replaces entry', d, at);
         return undefined;
       }
       if (replaced === policy.name) {
-        this.fail(doc, 'SELF_REPLACES', 'replaces should not contain name of same descriptor', d);
+        this.fail(
+          doc,
+          'SELF_REPLACES',
+          'replaces should not contain name of same descriptor',
+          d,
+          at,
+        );
         return undefined;
       }
     }

@@ -4,6 +4,12 @@ export { createHttpApp, type HttpAppOptions } from './http/http-server';
 export { createDebugServer, type DebugSources } from './debug/debug-server';
 export { HealthState, type HealthComponent } from './health';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
-export { requestFromWire, responseToWire, toStruct } from './wire/convert';
+export {
+  requestFromWire,
+  responseFromWire,
+  responseToWire,
+  toStruct,
+  fromStruct,
+} from './wire/convert';
 export { requestFromJson, responseToJson } from './wire/json';
 export type * from './wire/messages';

@@ -84,6 +84,16 @@ export class RlsClient {
     });
   }
 
+  /** Streams health statuses as the server reports them. */
+  watchHealth(onStatus: (status: string) => void): grpc.ClientReadableStream<{ status: string }> {
+    const call = this.health.Watch({ service: '' });
+    call.on('data', (message: { status: string }) => {
+      onStatus(message.status);
+    });
+    call.on('error', () => undefined);
+    return call;
+  }
+
   close(): void {
     this.rls.close();
     this.health.close();

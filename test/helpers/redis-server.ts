@@ -45,6 +45,9 @@ export class RedisServer {
       'no',
       '--dir',
       this.dir,
+      // DEBUG SLEEP lets a test hold a request in flight.
+      '--enable-debug-command',
+      'yes',
     ];
     if (this.socketPath !== undefined)
       args.push('--unixsocket', this.socketPath, '--unixsocketperm', '700');

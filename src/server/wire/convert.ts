@@ -8,6 +8,7 @@ import {
 } from '../../config';
 import {
   RequestError,
+  type Code,
   type RateLimitRequest,
   type RateLimitResponse,
   type RequestDescriptor,
@@ -135,4 +136,47 @@ export function responseToWire(response: RateLimitResponse): WireResponse {
   if (response.dynamicMetadata !== undefined)
     wire.dynamicMetadata = toStruct(response.dynamicMetadata);
   return wire;
+}
+
+function jsonValue(value: StructValue): JsonValue {
+  if (value.structValue !== undefined) return fromStruct(value.structValue);
+  if (value.listValue !== undefined) return value.listValue.values.map(jsonValue);
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.numberValue !== undefined) return value.numberValue;
+  if (value.boolValue !== undefined) return value.boolValue;
+  return null;
+}
+
+/** A JSON object from google.protobuf.Struct. */
+export function fromStruct(struct: StructMessage): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(struct.fields)) out[key] = jsonValue(value);
+  return out;
+}
+
+function codeOf(code: string | undefined): Code {
+  return code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK';
+}
+
+/** The engine's response type from a decoded RateLimitResponse, for clients and tests. */
+export function responseFromWire(wire: Partial<WireResponse>): RateLimitResponse {
+  return {
+    overallCode: codeOf(wire.overallCode),
+    statuses: (wire.statuses ?? []).map((s) => {
+      const unit = s.currentLimit?.unit === undefined ? undefined : parseUnit(s.currentLimit.unit);
+      return {
+        code: codeOf(s.code),
+        currentLimit:
+          s.currentLimit === undefined || unit === undefined
+            ? undefined
+            : { requestsPerUnit: s.currentLimit.requestsPerUnit, unit, name: s.currentLimit.name },
+        limitRemaining: s.limitRemaining ?? 0,
+        durationUntilResetSeconds: s.durationUntilReset?.seconds,
+      };
+    }),
+    responseHeadersToAdd: wire.responseHeadersToAdd ?? [],
+    requestHeadersToAdd: wire.requestHeadersToAdd ?? [],
+    dynamicMetadata:
+      wire.dynamicMetadata === undefined ? undefined : fromStruct(wire.dynamicMetadata),
+  };
 }

@@ -39,7 +39,7 @@ export interface WireRequest {
 
 export interface WireDescriptorStatus {
   code: string;
-  currentLimit?: { requestsPerUnit: number; unit: string; name?: string };
+  currentLimit?: { requestsPerUnit: number; unit: string; name?: string | undefined };
   limitRemaining?: number;
   durationUntilReset?: { seconds: number };
 }

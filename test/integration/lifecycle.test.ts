@@ -1,0 +1,105 @@
+// Start-up and shutdown of the built server: bad settings, SIGTERM draining, SIGINT.
+import { spawnSync } from 'node:child_process';
+import { eventually } from '../helpers/eventually';
+import { RlsClient, rlsRequest, type WireResponse } from '../helpers/grpc-client';
+import { RedisServer } from '../helpers/redis-server';
+import { RuntimeDir } from '../helpers/runtime-dir';
+import { BIN, ServiceProcess } from '../helpers/service-process';
+
+const CONFIG = {
+  'life.yaml':
+    'domain: life\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 100 }\n',
+};
+
+let runtime: RuntimeDir;
+
+beforeAll(() => {
+  runtime = new RuntimeDir(CONFIG);
+});
+
+afterAll(() => {
+  runtime.destroy();
+});
+
+it('refuses bad settings at start-up, naming the setting, the value and what is accepted', () => {
+  const result = spawnSync(process.execPath, [BIN.ratelimit], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      BACKEND_TYPE: 'postgres',
+      REDIS_AUTH: 'a',
+      REDIS_AUTH_FILE: '/x',
+      USE_STATSD: 'maybe',
+    },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  expect(result.status).toBe(1);
+  expect(result.stderr).toBe(
+    'ratelimit: invalid settings:\n' +
+      '  USE_STATSD: "maybe" is not valid; accepted: true, false, 1, 0, t, f, TRUE, FALSE, True, False\n' +
+      '  BACKEND_TYPE: "postgres" is not valid; accepted: redis, memcache, memory\n' +
+      '  REDIS_AUTH: REDIS_AUTH and REDIS_AUTH_FILE are both set; they exclude each other: set only one\n',
+  );
+});
+
+it('on SIGTERM turns unhealthy at once, finishes in-flight calls, and exits 0', async () => {
+  const redis = await RedisServer.start();
+  const service = await ServiceProcess.start({
+    env: { ...runtime.env(), REDIS_URL: `127.0.0.1:${redis.port}` },
+  });
+  const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+  const blocker = redis.client();
+  try {
+    const statuses: string[] = [];
+    const watch = client.watchHealth((s) => statuses.push(s));
+    await eventually(() => statuses.includes('SERVING'), { what: 'the health stream' });
+    // Hold Redis for a moment so the next call is in flight when the signal arrives.
+    const sleeping = blocker.call('DEBUG', 'SLEEP', '0.5');
+    const inFlight = client.shouldRateLimit(rlsRequest('life', [[['k', 'drain']]]));
+    // The call must have reached the service before the signal.
+    await eventually(
+      async () =>
+        (await (await fetch(service.debugUrl('/stats'))).text()).includes(
+          'ratelimit_server.ShouldRateLimit.total_requests: 1',
+        ),
+      {
+        what: 'the call to arrive',
+      },
+    );
+    const exit = service.signal('SIGTERM');
+    await eventually(() => statuses.includes('NOT_SERVING'), {
+      what: 'NOT_SERVING on the health stream',
+    });
+    const response: WireResponse = await inFlight;
+    expect(response.overallCode).toBe('OK');
+    await sleeping;
+    expect(await exit).toBe(0);
+    watch.cancel();
+    await expect(fetch(service.url('/healthcheck'))).rejects.toThrow();
+  } finally {
+    client.close();
+    blocker.disconnect();
+    await service.stop();
+    await redis.destroy();
+  }
+});
+
+it('exits 0 on SIGINT', async () => {
+  const service = await ServiceProcess.start({ env: { ...runtime.env(), BACKEND_TYPE: 'memory' } });
+  expect(await service.signal('SIGINT')).toBe(0);
+  expect(service.logs).toContain('SIGINT received, draining');
+});
+
+it('flushes statistics to standard output on shutdown when USE_STATSD=false', async () => {
+  const service = await ServiceProcess.start({ env: { ...runtime.env(), BACKEND_TYPE: 'memory' } });
+  const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+  try {
+    await client.shouldRateLimit(rlsRequest('life', [[['k', 'stats']]], 3));
+  } finally {
+    client.close();
+  }
+  expect(await service.signal('SIGTERM')).toBe(0);
+  expect(service.logs).toContain('ratelimit.service.rate_limit.life.k.total_hits:3|c');
+  expect(service.logs).toContain('ratelimit_server.ShouldRateLimit.total_requests:1|c');
+  expect(service.logs).toMatch(/ratelimit_server\.ShouldRateLimit\.response_time:[\d.]+\|ms/);
+});
