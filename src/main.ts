@@ -1,4 +1,5 @@
 // The composition root: the only place that wires implementations together.
+import { describeError } from './lib/errors';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConfigError, ConfigSnapshot } from './config';
@@ -234,7 +235,7 @@ export async function runFromCommandLine(): Promise<void> {
     service = await startService();
   } catch (err: unknown) {
     process.stderr.write(
-      `ratelimit: ${err instanceof SettingsError ? err.message : err instanceof Error ? err.message : String(err)}\n`,
+      `ratelimit: ${err instanceof SettingsError ? err.message : describeError(err)}\n`,
     );
     process.exit(1);
   }
@@ -243,9 +244,7 @@ export async function runFromCommandLine(): Promise<void> {
     service.stop().then(
       () => process.exit(0),
       (err: unknown) => {
-        process.stderr.write(
-          `ratelimit: error while stopping: ${err instanceof Error ? err.message : String(err)}\n`,
-        );
+        process.stderr.write(`ratelimit: error while stopping: ${describeError(err)}\n`);
         process.exit(1);
       },
     );

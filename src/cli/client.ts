@@ -1,4 +1,5 @@
 // ratelimit-client: one ShouldRateLimit call from the command line, printed as JSON.
+import { describeError } from '../lib/errors';
 import * as grpc from '@grpc/grpc-js';
 import { loadApi } from '../lib/proto';
 import { responseFromWire, responseToJson, type WireResponse } from '../server';
@@ -102,7 +103,7 @@ export async function runClient(
   } catch (e: unknown) {
     const se = e as Partial<grpc.ServiceError>;
     err.write(
-      `request error: ${se.code === undefined ? '' : `${grpc.status[se.code]}: `}${se.details ?? (e instanceof Error ? e.message : String(e))}\n`,
+      `request error: ${se.code === undefined ? '' : `${grpc.status[se.code]}: `}${se.details ?? describeError(e)}\n`,
     );
     return 1;
   } finally {

@@ -1,4 +1,5 @@
 // ratelimit-config-check: loads every *.yaml of a directory with the service's own loader.
+import { describeError } from '../lib/errors';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { compile, ConfigError, parseConfigFile, type ConfigDocument } from '../config';
@@ -45,7 +46,7 @@ export async function runConfigCheck(
       .map((d) => d.name)
       .sort();
   } catch (e: unknown) {
-    err.write(`error opening directory ${dir}: ${e instanceof Error ? e.message : String(e)}\n`);
+    err.write(`error opening directory ${dir}: ${describeError(e)}\n`);
     return 1;
   }
   const documents: ConfigDocument[] = [];

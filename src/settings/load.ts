@@ -1,4 +1,5 @@
 // Reads process.env (or a given map) once into frozen, typed Settings, listing every problem found.
+import { describeError } from '../lib/errors';
 import type { FieldSpec } from './fields';
 import { map as mapField } from './fields';
 import { namesFor } from './aliases';
@@ -224,7 +225,7 @@ function mogrifiers(
       } catch (err: unknown) {
         problems.push({
           setting: pattern.name,
-          message: `${describeValue(pattern.text)} is not a valid regular expression (${err instanceof Error ? err.message : String(err)})`,
+          message: `${describeValue(pattern.text)} is not a valid regular expression (${describeError(err)})`,
         });
       }
     }

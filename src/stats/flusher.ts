@@ -1,4 +1,5 @@
 // Flushes the stats store into a sink every STATS_FLUSH_INTERVAL, and once more on close.
+import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { StatsSink } from './sink';
 import type { StatsStore } from './store';
@@ -18,7 +19,7 @@ export class StatsFlusher {
     this.timer = setInterval(() => {
       this.flush().catch((err: unknown) => {
         this.logger.warn('statistics flush failed', {
-          error: err instanceof Error ? err.message : String(err),
+          error: describeError(err),
         });
       });
     }, intervalMs);

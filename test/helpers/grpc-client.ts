@@ -17,6 +17,7 @@ interface HealthStub extends grpc.Client {
     options: grpc.CallOptions,
     callback: Callback<{ status: string }>,
   ): void;
+  Watch(request: { service: string }): grpc.ClientReadableStream<{ status: string }>;
 }
 
 /** A decoded RateLimitResponse as proto-loader gives it. */

@@ -72,7 +72,13 @@ afterAll(async () => {
 function statusOf(
   res: WireResponse,
   i = 0,
-): { code?: string; remaining: number; rpu?: number; unit?: string; reset?: number } {
+): {
+  code: string | undefined;
+  remaining: number;
+  rpu: number | undefined;
+  unit: string | undefined;
+  reset: number | undefined;
+} {
   const s = res.statuses?.[i];
   return {
     code: s?.code,

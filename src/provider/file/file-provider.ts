@@ -1,4 +1,5 @@
 // The file ConfigProvider: RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY/*.yaml, watched.
+import { describeError } from '../../lib/errors';
 import path from 'node:path';
 import {
   compile,
@@ -129,7 +130,7 @@ export class FileConfigProvider implements ConfigProvider {
         else documents.push(parsed);
       }
     } catch (err: unknown) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = describeError(err);
       listener.onRejected([
         new ConfigError('READ_FAILED', dir, `cannot read the configuration directory: ${reason}`),
       ]);

@@ -1,4 +1,5 @@
 // The gRPC front end: envoy.service.ratelimit.v3.RateLimitService and grpc.health.v1.Health.
+import { describeError } from '../../lib/errors';
 import * as grpc from '@grpc/grpc-js';
 import type { RateLimitEngine } from '../../engine';
 import { loadApi } from '../../lib/proto';
@@ -101,7 +102,7 @@ export class RateLimitGrpcServer {
         const edge = toEdgeError(err);
         if (edge.kind !== 'request') {
           this.options.logger.warn('rate limit request failed', {
-            error: err instanceof Error ? err.message : String(err),
+            error: describeError(err),
           });
         }
         finish();

@@ -1,4 +1,5 @@
 // The HTTP front end (express): POST /json and GET /healthcheck.
+import { describeError } from '../../lib/errors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { RateLimitEngine } from '../../engine';
 import type { Logger } from '../../lib/logger';
@@ -52,7 +53,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
         const edge = toEdgeError(err);
         if (edge.kind !== 'request')
           logger.warn('rate limit request failed', {
-            error: err instanceof Error ? err.message : String(err),
+            error: describeError(err),
           });
         sendError(res, edge.httpStatus, edge.code, edge.message);
       },
@@ -72,12 +73,12 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
         res,
         status,
         typeof type === 'string' ? type.toUpperCase().replace(/\./g, '_') : 'BAD_REQUEST',
-        err instanceof Error ? err.message : 'bad request',
+        describeError(err),
       );
       return;
     }
     logger.error('unexpected error in the HTTP front end', {
-      error: err instanceof Error ? err.message : String(err),
+      error: describeError(err),
     });
     sendError(res, 500, 'INTERNAL', 'internal error');
   });

@@ -1,4 +1,5 @@
 // The proto3 JSON mapping of RateLimitRequest and RateLimitResponse for POST /json.
+import { describeError } from '../../lib/errors';
 import type { JsonObject } from '../../config';
 import { RequestError, type RateLimitRequest, type RateLimitResponse } from '../../engine';
 import { requestFromWire } from './convert';
@@ -98,7 +99,7 @@ export function requestFromJson(body: string): RateLimitRequest {
   try {
     parsed = JSON.parse(body);
   } catch (err: unknown) {
-    throw bad(`the body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw bad(`the body is not valid JSON: ${describeError(err)}`);
   }
   const f = fields(parsed, REQUEST_FIELDS, 'the request');
   const hits = num(f.hitsAddend, 'hitsAddend');

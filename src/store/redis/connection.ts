@@ -1,4 +1,5 @@
 // Builds and opens one ioredis client from the settings of one Redis instance.
+import { describeError } from '../../lib/errors';
 import { readFileSync } from 'node:fs';
 import { backOff } from 'exponential-backoff';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -127,7 +128,7 @@ export async function connectWithBackoff(
         jitter: 'none',
         retry: (err: unknown, attempt: number) => {
           const elapsed = Date.now() - startedAt;
-          const message = err instanceof Error ? err.message : String(err);
+          const message = describeError(err);
           if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
             logger.error('giving up connecting to redis', {
               target,
@@ -143,7 +144,7 @@ export async function connectWithBackoff(
       },
     );
   } catch (err: unknown) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = describeError(err);
     throw new Error(`cannot connect to ${target}: ${message}`, { cause: err });
   } finally {
     client.off('error', onError);

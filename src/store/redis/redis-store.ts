@@ -1,4 +1,5 @@
 // Counters in Redis: INCRBY + EXPIRE per key in one pipeline, a Lua script for floored refunds.
+import { describeError } from '../../lib/errors';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger';
 import type { RedisBackendSettings, RedisInstanceSettings } from '../../settings';
@@ -26,7 +27,7 @@ type PipelineWithScript = ChainableCommander & {
 
 function storeError(err: unknown): StoreError {
   if (err instanceof StoreError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = describeError(err);
   // Replies from the server (WRONGTYPE, NOSCRIPT ...) are not cured by retrying; the rest are.
   const isReply =
     err instanceof Error &&
