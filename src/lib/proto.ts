@@ -17,6 +17,7 @@ export const API_FILES: readonly string[] = Object.freeze([
   'envoy/service/ratelimit/v3/rls.proto',
   'envoy/extensions/common/ratelimit/v3/ratelimit.proto',
   'envoy/type/v3/ratelimit_unit.proto',
+  'envoy/type/v3/semantic_version.proto',
   'envoy/config/core/v3/base.proto',
   'envoy/service/discovery/v3/discovery.proto',
   'envoy/service/discovery/v3/ads.proto',
