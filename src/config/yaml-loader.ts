@@ -121,16 +121,9 @@ class FileReader {
     const out: Entry[] = [];
     for (const pair of node.items) {
       const keyNode = this.resolve(pair.key);
-      if (!isScalar(keyNode) || typeof keyNode.value !== 'string') {
-        const shown = isScalar(keyNode)
-          ? String(keyNode.source ?? keyNode.value)
-          : this.describe(keyNode);
-        this.refuse('KEY_NOT_STRING', `config error, key is not of type string: ${shown}`, keyNode);
-      }
-      const key = keyNode.value;
-      const valueNode = this.resolve(pair.value);
-      if (key === '<<') {
-        // YAML 1.1 merge keys, which the reference's YAML library honours: explicit keys win.
+      // YAML 1.1 merge keys, which the reference's YAML library honours: explicit keys win.
+      if (isScalar(keyNode) && typeof keyNode.value === 'symbol' && keyNode.source === '<<') {
+        const valueNode = this.resolve(pair.value);
         const sources = isSeq(valueNode)
           ? valueNode.items.map((i) => this.resolve(i))
           : [valueNode];
@@ -142,6 +135,14 @@ class FileReader {
         }
         continue;
       }
+      if (!isScalar(keyNode) || typeof keyNode.value !== 'string') {
+        const shown = isScalar(keyNode)
+          ? String(keyNode.source ?? keyNode.value)
+          : this.describe(keyNode);
+        this.refuse('KEY_NOT_STRING', `config error, key is not of type string: ${shown}`, keyNode);
+      }
+      const key = keyNode.value;
+      const valueNode = this.resolve(pair.value);
       if (!VALID_KEYS.has(key))
         this.refuse('UNKNOWN_KEY', `config error, unknown key '${key}'`, keyNode);
       out.push({ key, node: valueNode, position: this.position(keyNode) });
@@ -378,12 +379,12 @@ export function parseConfigFile(source: string, text: string): ConfigDocument | 
   });
   const first = doc.errors[0];
   if (first !== undefined) {
-    const pos = first.linePos?.[0];
+    const pos = lines.linePos(first.pos[0]);
     return new ConfigError(
       'YAML_PARSE',
       source,
       `error loading config file: ${first.message.split('\n')[0] ?? first.message}`,
-      pos === undefined ? undefined : { line: pos.line, column: pos.col },
+      { line: pos.line, column: pos.col },
     );
   }
   const reader = new FileReader(source, doc, lines);
