@@ -3,6 +3,8 @@
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 
 module.exports = {
+  // Integration suites start real processes; unit suites finish in milliseconds anyway.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -15,7 +17,6 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       transform,
       testEnvironment: 'node',
-      testTimeout: 60000,
     },
   ],
 };

@@ -1,6 +1,9 @@
 // The decision scenario table, run through the engine against every counter store.
 import { ManualClock } from '../../src/lib/clock';
-import { engineOf } from '../helpers/engine';
+import { RateLimitEngine } from '../../src/engine';
+import { silentLogger } from '../../src/lib/logger';
+import { StatsStore } from '../../src/stats';
+import { descriptor, engineOf, limiterSettings, snapshotOf } from '../helpers/engine';
 import { RedisServer } from '../helpers/redis-server';
 import { memoryFixture, redisFixture, type StoreFixture } from '../helpers/stores';
 import { SCENARIOS, START_MS } from './decision-scenarios';
@@ -70,6 +73,56 @@ describe.each(backends)('decisions on the %s backend', (_backend, make) => {
         const key = template.replace('{p}', prefix);
         expect({ key, value: await fixture.rawValue(key) }).toEqual({ key, value });
       }
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe.each(backends)('key expiry on the %s backend', (_backend, make) => {
+  it('is the window length plus a jitter below EXPIRATION_JITTER_MAX_SECONDS', async () => {
+    const clock = new ManualClock(START_MS);
+    const fixture = await make(clock);
+    try {
+      const stats = new StatsStore();
+      const settings = limiterSettings({
+        EXPIRATION_JITTER_MAX_SECONDS: '100',
+        CACHE_KEY_PREFIX: `jit${process.pid}_${Date.now()}:`,
+      });
+      const draws = [0, 0.999];
+      const engine = new RateLimitEngine({
+        store: fixture.store,
+        stats,
+        clock,
+        settings,
+        logger: silentLogger,
+        localCache: undefined,
+        random: () => draws.shift() ?? 0,
+      });
+      engine.setSnapshot(
+        snapshotOf(
+          [
+            'domain: j\ndescriptors:\n  - key: k\n    rate_limit: { unit: minute, requests_per_unit: 5 }\n',
+          ],
+          stats,
+        ),
+      );
+      await engine.shouldRateLimit({
+        domain: 'j',
+        descriptors: [descriptor([['k', 'a']])],
+        hitsAddend: 0,
+      });
+      await engine.shouldRateLimit({
+        domain: 'j',
+        descriptors: [descriptor([['k', 'b']])],
+        hitsAddend: 0,
+      });
+      const ttlA = await fixture.ttlSeconds(`${settings.cacheKeyPrefix}j_k_a_1699999980`);
+      const ttlB = await fixture.ttlSeconds(`${settings.cacheKeyPrefix}j_k_b_1699999980`);
+      expect(ttlA).toBeGreaterThanOrEqual(59);
+      expect(ttlA).toBeLessThanOrEqual(60);
+      expect(ttlB).toBeGreaterThanOrEqual(158);
+      expect(ttlB).toBeLessThanOrEqual(159);
     } finally {
       await fixture.close();
     }

@@ -1,0 +1,133 @@
+// Redis-only behaviour of the counter store: pipeline windows, timeouts, read-only replicas.
+import { silentLogger } from '../../src/lib/logger';
+import { RedisCounterStore, StoreError } from '../../src/store';
+import { eventually } from '../helpers/eventually';
+import { RedisServer } from '../helpers/redis-server';
+import { redisFixture, redisSettings } from '../helpers/stores';
+
+let redis: RedisServer;
+const run = `${process.pid}_${Date.now()}`;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+
+afterAll(async () => {
+  await redis.destroy();
+});
+
+const inc = (key: string, hits = 1) => ({
+  key,
+  hits,
+  ttlSeconds: 60,
+  isPerSecond: false,
+  isNegative: false,
+});
+
+async function rejection(promise: Promise<unknown>): Promise<StoreError> {
+  try {
+    await promise;
+  } catch (err: unknown) {
+    if (err instanceof StoreError) return err;
+    throw err;
+  }
+  throw new Error('expected a StoreError');
+}
+
+it('batches concurrent requests within REDIS_PIPELINE_WINDOW and answers each correctly', async () => {
+  const f = await redisFixture(redis, { REDIS_PIPELINE_WINDOW: '5ms' });
+  try {
+    const key = `window_${run}`;
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => f.store.increment([inc(key)])),
+    );
+    expect(results.map((r) => r[0]).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
+    expect(await f.rawValue(key)).toBe(50);
+  } finally {
+    await f.close();
+  }
+});
+
+it('fails a command that takes longer than REDIS_TIMEOUT with a transient StoreError', async () => {
+  const f = await redisFixture(redis, { REDIS_TIMEOUT: '200ms' });
+  const blocker = redis.client();
+  try {
+    // Holds every write for a second; the store gives up after 200 ms.
+    expect(await blocker.call('CLIENT', 'PAUSE', '1000', 'WRITE')).toBe('OK');
+    const err = await rejection(f.store.increment([inc(`slow_${run}`)]));
+    expect(err.isTransient).toBe(true);
+    expect(err.message).toBe('redis backend: Command timed out');
+    await blocker.call('CLIENT', 'UNPAUSE');
+  } finally {
+    blocker.disconnect();
+    await f.close();
+  }
+});
+
+describe('a read-only replica', () => {
+  let replica: RedisServer;
+
+  beforeAll(async () => {
+    replica = await RedisServer.start();
+    const c = replica.client();
+    try {
+      await c.call('REPLICAOF', '127.0.0.1', String(redis.port));
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  afterAll(async () => {
+    await replica.destroy();
+  });
+
+  async function connectionsReceived(): Promise<number> {
+    const c = replica.client();
+    try {
+      const info = await c.info('stats');
+      return Number(/total_connections_received:(\d+)/.exec(info)?.[1] ?? 0);
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  it('returns the READONLY error; with REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR the connection is replaced', async () => {
+    const store = await RedisCounterStore.open(
+      redisSettings({
+        REDIS_URL: `127.0.0.1:${replica.port}`,
+        REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR: 'true',
+      }),
+      silentLogger,
+    );
+    try {
+      const before = await connectionsReceived();
+      const err = await rejection(store.increment([inc(`ro_${run}`)]));
+      expect(err.message).toMatch(/^redis backend: READONLY /);
+      expect(err.isTransient).toBe(true);
+      await eventually(async () => (await connectionsReceived()) > before + 1, {
+        what: 'a new connection',
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps the connection without the setting', async () => {
+    const store = await RedisCounterStore.open(
+      redisSettings({ REDIS_URL: `127.0.0.1:${replica.port}` }),
+      silentLogger,
+    );
+    try {
+      const before = await connectionsReceived();
+      const err = await rejection(store.increment([inc(`ro2_${run}`)]));
+      expect(err.message).toMatch(/^redis backend: READONLY /);
+      expect(await store.read([{ key: 'anything', isPerSecond: false }])).toEqual([0]);
+      // Only the probe's own connection is new.
+      expect(await connectionsReceived()).toBe(before + 1);
+    } finally {
+      await store.close();
+    }
+  });
+});
