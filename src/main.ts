@@ -31,6 +31,8 @@ export interface StartOptions {
   readonly clock?: Clock;
   readonly logger?: Logger;
   readonly statsSink?: StatsSink;
+  /** A configuration source to use instead of the one the settings choose (tests). */
+  readonly provider?: ConfigProvider;
 }
 
 async function openStore(settings: Settings, clock: Clock, logger: Logger): Promise<CounterStore> {
@@ -50,6 +52,22 @@ async function openStore(settings: Settings, clock: Clock, logger: Logger): Prom
     case 'memcache':
       throw new Error('the memcached backend is not available in this version');
   }
+}
+
+function createProvider(settings: Settings, stats: StatsStore, logger: Logger): ConfigProvider {
+  const source = settings.config.source;
+  if (source.type !== 'FILE') {
+    throw new Error('configuration from an xDS management server is not available in this version');
+  }
+  return new FileConfigProvider({
+    settings: source,
+    compile: {
+      stats,
+      mergeDomainConfig: settings.config.mergeDomainConfig,
+      sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
+    },
+    logger,
+  });
 }
 
 function createSink(settings: Settings, logger: Logger): StatsSink {
@@ -154,18 +172,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     },
   };
 
-  const source = settings.config.source;
-  if (source.type !== 'FILE')
-    throw new Error('configuration from an xDS management server is not available in this version');
-  const provider: ConfigProvider = new FileConfigProvider({
-    settings: source,
-    compile: {
-      stats,
-      mergeDomainConfig: settings.config.mergeDomainConfig,
-      sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
-    },
-    logger,
-  });
+  const provider = options.provider ?? createProvider(settings, stats, logger);
   await provider.start(listener);
   if (!settings.config.forceStartWithoutInitialConfig) await initialConfig;
 

@@ -131,3 +131,29 @@ describe('a read-only replica', () => {
     }
   });
 });
+
+it('authenticates as an ACL user with REDIS_AUTH=user:password', async () => {
+  const admin = redis.client();
+  try {
+    await admin.call(
+      'ACL',
+      'SETUSER',
+      `limiter${process.pid}`,
+      'on',
+      '>s3cret:pass',
+      '~*',
+      '+@all',
+    );
+    const f = await redisFixture(redis, { REDIS_AUTH: `limiter${process.pid}:s3cret:pass` });
+    try {
+      expect(await f.store.increment([inc(`acl_${run}`, 2)])).toEqual([2]);
+      const clients = await admin.call('CLIENT', 'LIST');
+      expect(String(clients)).toContain(`user=limiter${process.pid}`);
+    } finally {
+      await f.close();
+    }
+  } finally {
+    await admin.call('ACL', 'DELUSER', `limiter${process.pid}`);
+    admin.disconnect();
+  }
+});

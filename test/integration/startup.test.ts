@@ -1,0 +1,113 @@
+// Start-up waits for the first configuration unless FORCE_START_WITHOUT_INITIAL_CONFIG is set.
+import * as grpc from '@grpc/grpc-js';
+import type { ConfigListener, ConfigProvider } from '../../src/provider';
+import { startService, type RunningService } from '../../src/main';
+import { silentLogger } from '../../src/lib/logger';
+import { eventually } from '../helpers/eventually';
+import { RlsClient, rlsRequest } from '../helpers/grpc-client';
+import { freePort } from '../helpers/ports';
+
+/** A source that has not heard from its server yet: nothing can produce this with files. */
+class SilentProvider implements ConfigProvider {
+  listener: ConfigListener | undefined;
+  start(listener: ConfigListener): Promise<void> {
+    this.listener = listener;
+    return Promise.resolve();
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+async function env(extra: Record<string, string>): Promise<Record<string, string>> {
+  return {
+    BACKEND_TYPE: 'memory',
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    GRPC_HOST: '127.0.0.1',
+    GRPC_PORT: String(await freePort()),
+    DEBUG_HOST: '127.0.0.1',
+    DEBUG_PORT: String(await freePort()),
+    USE_STATSD: 'false',
+    ...extra,
+  };
+}
+
+it('waits for the first configuration before opening the listeners', async () => {
+  const provider = new SilentProvider();
+  let service: RunningService | undefined;
+  const starting = startService({ env: await env({}), provider, logger: silentLogger }).then(
+    (s) => {
+      service = s;
+      return s;
+    },
+  );
+  await eventually(() => provider.listener !== undefined, { what: 'the provider to start' });
+  // Nothing has been delivered, so nothing listens yet.
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(service).toBeUndefined();
+  provider.listener?.onRejected([]);
+  const started = await starting;
+  expect(started.engine.currentSnapshot).toBeUndefined();
+  await started.stop();
+});
+
+it('opens the listeners at once with FORCE_START_WITHOUT_INITIAL_CONFIG and refuses requests until a configuration arrives', async () => {
+  const provider = new SilentProvider();
+  const service = await startService({
+    env: await env({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
+    provider,
+    logger: silentLogger,
+  });
+  const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+  try {
+    const err = await client.error(rlsRequest('any', [[['k', 'v']]]));
+    expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(err.details).toBe('no rate limit configuration loaded');
+    expect(
+      service.stats
+        .snapshot()
+        .counters.get('ratelimit.service.call.should_rate_limit.service_error'),
+    ).toBe(1);
+  } finally {
+    client.close();
+    await service.stop();
+  }
+});
+
+it('answers a request whose bytes are not a RateLimitRequest with a clean status and keeps serving', async () => {
+  const provider = new SilentProvider();
+  const service = await startService({
+    env: await env({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
+    provider,
+    logger: silentLogger,
+  });
+  const raw = new grpc.Client(`127.0.0.1:${service.ports.grpc}`, grpc.credentials.createInsecure());
+  try {
+    const err = await new Promise<grpc.ServiceError>((resolve) => {
+      raw.makeUnaryRequest(
+        '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+        () => Buffer.from([0x0f, 0x01]),
+        (b: Buffer) => b,
+        {},
+        (e) => {
+          resolve(e as grpc.ServiceError);
+        },
+      );
+    });
+    // The decoder reads what it can of broken bytes; what it reads is an invalid request.
+    expect([err.code, err.details]).toEqual([
+      grpc.status.INVALID_ARGUMENT,
+      'rate limit domain must not be empty',
+    ]);
+    const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+    try {
+      expect(await client.healthCheck()).toBe('SERVING');
+    } finally {
+      client.close();
+    }
+  } finally {
+    raw.close();
+    await service.stop();
+  }
+});
