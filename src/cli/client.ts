@@ -3,7 +3,7 @@ import { describeError } from '../lib/errors';
 import * as grpc from '@grpc/grpc-js';
 import { loadApi } from '../lib/proto';
 import { responseFromWire, responseToJson, type WireResponse } from '../server';
-import { FlagError, parseFlags, usage, type FlagSpec } from './flags';
+import { parseOrExplain, type FlagSpec } from './flags';
 
 const FLAGS: readonly FlagSpec[] = [
   {
@@ -50,15 +50,8 @@ export async function runClient(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  let flags: Map<string, string[]>;
-  try {
-    flags = parseFlags(argv, FLAGS);
-  } catch (e: unknown) {
-    err.write(
-      `${e instanceof FlagError ? e.message : String(e)}\n${usage('ratelimit-client', FLAGS)}`,
-    );
-    return 2;
-  }
+  const flags = parseOrExplain('ratelimit-client', argv, FLAGS, err);
+  if (flags === undefined) return 2;
   const one = (name: string): string => flags.get(name)?.[0] ?? '';
   const hitsAddend = Number(one('hits_addend'));
   const timeoutSeconds = Number(one('timeout'));

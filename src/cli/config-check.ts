@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { compile, ConfigError, parseConfigFile, type ConfigDocument } from '../config';
 import { StatsStore } from '../stats';
-import { FlagError, parseFlags, usage, type FlagSpec } from './flags';
+import { parseOrExplain, usage, type FlagSpec } from './flags';
 
 const FLAGS: readonly FlagSpec[] = [
   { name: 'config_dir', help: 'directory holding the rate limit configuration files' },
@@ -22,15 +22,8 @@ export async function runConfigCheck(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  let flags: Map<string, string[]>;
-  try {
-    flags = parseFlags(argv, FLAGS);
-  } catch (e: unknown) {
-    err.write(
-      `${e instanceof FlagError ? e.message : String(e)}\n${usage('ratelimit-config-check', FLAGS)}`,
-    );
-    return 2;
-  }
+  const flags = parseOrExplain('ratelimit-config-check', argv, FLAGS, err);
+  if (flags === undefined) return 2;
   const dir = flags.get('config_dir')?.[0];
   if (dir === undefined || dir === '') {
     err.write(`-config_dir is required\n${usage('ratelimit-config-check', FLAGS)}`);

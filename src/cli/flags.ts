@@ -61,3 +61,22 @@ export function usage(command: string, specs: readonly FlagSpec[]): string {
   );
   return `usage: ${command} [flags]\n${lines.join('\n')}\n`;
 }
+
+/**
+ * Parses argv, or writes the problem and the usage to `err` and returns undefined (the
+ * caller exits 2).
+ */
+export function parseOrExplain(
+  command: string,
+  argv: readonly string[],
+  specs: readonly FlagSpec[],
+  err: NodeJS.WritableStream,
+): Map<string, string[]> | undefined {
+  try {
+    return parseFlags(argv, specs);
+  } catch (e: unknown) {
+    if (!(e instanceof FlagError)) throw e;
+    err.write(`${e.message}\n${usage(command, specs)}`);
+    return undefined;
+  }
+}

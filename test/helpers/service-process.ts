@@ -99,6 +99,13 @@ export class ServiceProcess {
     return `http://127.0.0.1:${this.ports.debug}${path}`;
   }
 
+  /** A statistic's value as the debug listener's /stats shows it (0 when absent). */
+  async stat(name: string): Promise<number> {
+    const text = await (await fetch(this.debugUrl('/stats'))).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name}: `));
+    return line === undefined ? 0 : Number(line.slice(name.length + 2));
+  }
+
   /** POSTs a /json request and returns the status and parsed body. */
   async json(body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
     const res = await fetch(this.url('/json'), {

@@ -4,6 +4,7 @@ import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
+import { collectCleanups } from '../helpers/cleanups';
 
 const CONFIG = {
   'obs.yaml':
@@ -11,14 +12,13 @@ const CONFIG = {
 };
 
 let runtime: RuntimeDir;
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanup = collectCleanups();
 
 beforeAll(() => {
   runtime = new RuntimeDir(CONFIG);
 });
 
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
+afterAll(() => {
   runtime.destroy();
 });
 
@@ -27,7 +27,7 @@ it('flushes counters to statsd over UDP as deltas every STATS_FLUSH_INTERVAL', a
   const lines: string[] = [];
   socket.on('message', (msg) => lines.push(...msg.toString().split('\n')));
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  cleanups.push(() => {
+  cleanup(() => {
     socket.close();
   });
   const service = await ServiceProcess.start({
@@ -40,9 +40,9 @@ it('flushes counters to statsd over UDP as deltas every STATS_FLUSH_INTERVAL', a
       STATS_FLUSH_INTERVAL: '100ms',
     },
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(() => {
+  cleanup(() => {
     client.close();
   });
   await client.shouldRateLimit(rlsRequest('obs', [[['k', 'statsd']]], 3));
@@ -69,7 +69,7 @@ it('flushes counters to statsd over UDP as deltas every STATS_FLUSH_INTERVAL', a
 
 it('serves the debug listener: index, configuration, statistics, heap snapshot and CPU profile', async () => {
   const service = await ServiceProcess.start({ env: { ...runtime.env(), BACKEND_TYPE: 'memory' } });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   const index = await (await fetch(service.debugUrl('/'))).text();
   expect(index.split('\n').map((l) => l.split(':')[0])).toEqual(
     expect.arrayContaining([
@@ -110,7 +110,7 @@ it('writes JSON log lines with LOG_FORMAT=json and never logs credentials', asyn
     },
     waitFor: 'nothing',
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   expect(await service.waitForExit()).toBe(1);
   const jsonLines = service.logs.split('\n').filter((l) => l.startsWith('{'));
   expect(jsonLines.length).toBeGreaterThan(1);
@@ -129,9 +129,9 @@ it('counts nothing with DISABLE_STATS', async () => {
   const service = await ServiceProcess.start({
     env: { ...runtime.env(), BACKEND_TYPE: 'memory', DISABLE_STATS: 'true' },
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(() => {
+  cleanup(() => {
     client.close();
   });
   expect((await client.shouldRateLimit(rlsRequest('obs', [[['k', 'off']]]))).overallCode).toBe(

@@ -49,12 +49,6 @@ async function commandCalls(server: RedisServer, command: string): Promise<numbe
   }
 }
 
-async function statValue(service: ServiceProcess, name: string): Promise<number> {
-  const text = await (await fetch(service.debugUrl('/stats'))).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}: `));
-  return line === undefined ? 0 : Number(line.slice(name.length + 2));
-}
-
 beforeAll(async () => {
   redis = await RedisServer.start();
   runtime = new RuntimeDir(CONFIG);
@@ -94,10 +88,7 @@ it('answers from the local cache once over the limit, without asking Redis', asy
     }
   });
   expect(
-    await statValue(
-      service,
-      'ratelimit.service.rate_limit.modes.per_minute.over_limit_with_local_cache',
-    ),
+    await service.stat('ratelimit.service.rate_limit.modes.per_minute.over_limit_with_local_cache'),
   ).toBeGreaterThanOrEqual(5);
 });
 
@@ -129,9 +120,7 @@ it('answers OK in global shadow mode and counts it', async () => {
     expect(res.overallCode).toBe('OK');
     expect(res.statuses?.[0]?.code).toBe('OVER_LIMIT');
   });
-  expect(await statValue(service, 'ratelimit.service.global_shadow_mode')).toBeGreaterThanOrEqual(
-    1,
-  );
+  expect(await service.stat('ratelimit.service.global_shadow_mode')).toBeGreaterThanOrEqual(1);
 });
 
 it('keeps per-second limits on their own instance with REDIS_PERSECOND', async () => {

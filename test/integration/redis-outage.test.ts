@@ -6,6 +6,7 @@ import { freePort } from '../helpers/ports';
 import { RedisServer } from '../helpers/redis-server';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
+import { collectCleanups } from '../helpers/cleanups';
 
 const CONFIG = {
   'outage.yaml': `
@@ -17,33 +18,26 @@ descriptors:
 };
 
 let runtime: RuntimeDir;
-const cleanups: (() => Promise<void>)[] = [];
+const cleanup = collectCleanups();
 const run = `${process.pid}${Date.now() % 100000}`;
 
 beforeAll(() => {
   runtime = new RuntimeDir(CONFIG);
 });
 
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
+afterAll(() => {
   runtime.destroy();
 });
 
-async function statValue(service: ServiceProcess, name: string): Promise<number> {
-  const text = await (await fetch(service.debugUrl('/stats'))).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}: `));
-  return line === undefined ? 0 : Number(line.slice(name.length + 2));
-}
-
 it('fails with UNAVAILABLE and 500 while Redis is down, counts it, and recovers', async () => {
   const redis = await RedisServer.start();
-  cleanups.push(() => redis.destroy());
+  cleanup(() => redis.destroy());
   const service = await ServiceProcess.start({
     env: { ...runtime.env(), REDIS_URL: `127.0.0.1:${redis.port}`, REDIS_TIMEOUT: '500ms' },
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(() => {
+  cleanup(() => {
     client.close();
     return Promise.resolve();
   });
@@ -64,7 +58,7 @@ it('fails with UNAVAILABLE and 500 while Redis is down, counts it, and recovers'
   expect(http.status).toBe(500);
   expect(((await http.json()) as { error: string }).error).toBe('STORE_UNAVAILABLE');
   expect(
-    await statValue(service, 'ratelimit.service.call.should_rate_limit.redis_error'),
+    await service.stat('ratelimit.service.call.should_rate_limit.redis_error'),
   ).toBeGreaterThanOrEqual(2);
   // Without REDIS_HEALTH_CHECK_ACTIVE_CONNECTION the health check does not follow Redis.
   expect((await fetch(service.url('/healthcheck'))).status).toBe(200);
@@ -78,7 +72,7 @@ it('fails with UNAVAILABLE and 500 while Redis is down, counts it, and recovers'
 
 it('turns unhealthy while Redis is down with REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', async () => {
   const redis = await RedisServer.start();
-  cleanups.push(() => redis.destroy());
+  cleanup(() => redis.destroy());
   const service = await ServiceProcess.start({
     env: {
       ...runtime.env(),
@@ -86,9 +80,9 @@ it('turns unhealthy while Redis is down with REDIS_HEALTH_CHECK_ACTIVE_CONNECTIO
       REDIS_HEALTH_CHECK_ACTIVE_CONNECTION: 'true',
     },
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(() => {
+  cleanup(() => {
     client.close();
     return Promise.resolve();
   });
@@ -116,12 +110,12 @@ it('waits for Redis at start-up, retrying with backoff', async () => {
     },
     waitFor: 'nothing',
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   await eventually(() => service.logs.includes('cannot connect to redis yet, retrying'), {
     what: 'a retry',
   });
   const redis = await RedisServer.start({ port });
-  cleanups.push(() => redis.destroy());
+  cleanup(() => redis.destroy());
   await eventually(async () => (await fetch(service.url('/healthcheck'))).status === 200, {
     what: 'the service to start',
     timeoutMs: 15_000,
@@ -139,7 +133,7 @@ it('gives up after REDIS_STARTUP_MAX_ELAPSED_TIME and exits non-zero', async () 
     },
     waitFor: 'nothing',
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   expect(await service.waitForExit()).toBe(1);
   expect(service.logs).toContain('giving up connecting to redis');
   expect(service.logs).toMatch(

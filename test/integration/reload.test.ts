@@ -5,12 +5,9 @@ import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
+import { collectCleanups } from '../helpers/cleanups';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanup = collectCleanups();
 
 function domainFile(domain: string, rpu: number): string {
   return `domain: ${domain}\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: ${rpu} }\n`;
@@ -31,27 +28,19 @@ async function boot(
     waitFor: 'listening',
   });
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(
-    () => {
-      runtime.destroy();
-    },
-    () => service.stop(),
-    () => {
-      client.close();
-    },
-  );
+  cleanup(() => {
+    runtime.destroy();
+  });
+  cleanup(() => service.stop());
+  cleanup(() => {
+    client.close();
+  });
   return { runtime, service, client };
 }
 
 async function limitOf(client: RlsClient, domain: string): Promise<number | undefined> {
   const res = await client.shouldRateLimit(rlsRequest(domain, [[['k', `v${Math.random()}`]]]));
   return res.statuses?.[0]?.currentLimit?.requestsPerUnit;
-}
-
-async function statValue(service: ServiceProcess, name: string): Promise<number> {
-  const text = await (await fetch(service.debugUrl('/stats'))).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}: `));
-  return line === undefined ? 0 : Number(line.slice(name.length + 2));
 }
 
 describe('RUNTIME_WATCH_ROOT=false: changes in the directory reload', () => {
@@ -68,9 +57,7 @@ describe('RUNTIME_WATCH_ROOT=false: changes in the directory reload', () => {
     await eventually(async () => (await limitOf(client, 'b')) === undefined, {
       what: 'domain b to go',
     });
-    expect(
-      await statValue(service, 'ratelimit.service.config_load_success'),
-    ).toBeGreaterThanOrEqual(4);
+    expect(await service.stat('ratelimit.service.config_load_success')).toBeGreaterThanOrEqual(4);
   });
 
   it('refuses a bad file, keeps the previous configuration serving and says which file and why', async () => {
@@ -80,7 +67,7 @@ describe('RUNTIME_WATCH_ROOT=false: changes in the directory reload', () => {
         'domain: broken\ndescriptors:\n  - key: k\n    rate_limit: { unit: fortnight, requests_per_unit: 1 }\n',
     });
     await eventually(
-      async () => (await statValue(service, 'ratelimit.service.config_load_error')) === 1,
+      async () => (await service.stat('ratelimit.service.config_load_error')) === 1,
       { what: 'a refused load' },
     );
     expect(service.logs).toContain(

@@ -9,35 +9,35 @@ import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { freePort } from '../helpers/ports';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
+import { collectCleanups } from '../helpers/cleanups';
 
 const CONFIG = {
   't.yaml':
     'domain: t\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 5 }\n',
 };
 let runtime: RuntimeDir;
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanup = collectCleanups();
 
 beforeAll(() => {
   runtime = new RuntimeDir(CONFIG);
 });
 
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
+afterAll(() => {
   runtime.destroy();
 });
 
 it('listens for gRPC on GRPC_UDS', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'rl-uds-'));
-  cleanups.push(() => {
+  cleanup(() => {
     rmSync(dir, { recursive: true, force: true });
   });
   const socket = path.join(dir, 'rls.sock');
   const service = await ServiceProcess.start({
     env: { ...runtime.env(), BACKEND_TYPE: 'memory', GRPC_UDS: socket },
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   const client = new RlsClient(`unix:${socket}`);
-  cleanups.push(() => {
+  cleanup(() => {
     client.close();
   });
   const res = await client.shouldRateLimit(rlsRequest('t', [[['k', 'uds']]]));
@@ -53,19 +53,19 @@ it('closes connections after GRPC_MAX_CONNECTION_AGE and clients reconnect', asy
       GRPC_MAX_CONNECTION_AGE_GRACE: '100ms',
     },
   });
-  cleanups.push(() => service.stop());
+  cleanup(() => service.stop());
   const channel = new grpc.Channel(
     `127.0.0.1:${service.ports.grpc}`,
     grpc.credentials.createInsecure(),
     {},
   );
   let isWatching = true;
-  cleanups.push(() => {
+  cleanup(() => {
     isWatching = false;
     channel.close();
   });
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
-  cleanups.push(() => {
+  cleanup(() => {
     client.close();
   });
   const states: grpc.connectivityState[] = [];
@@ -101,7 +101,7 @@ it('starts the demo (the README command) on the memory backend with the example 
     },
     stdio: 'ignore',
   });
-  cleanups.push(
+  cleanup(
     () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) resolve();
