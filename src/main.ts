@@ -1,15 +1,33 @@
 // The composition root: the only place that wires implementations together.
-import { describeError } from './lib/errors';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConfigError, ConfigSnapshot } from './config';
 import { OverLimitCache, RateLimitEngine } from './engine';
 import { systemClock, type Clock } from './lib/clock';
+import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
 import { FileConfigProvider, type ConfigListener, type ConfigProvider } from './provider';
-import { createDebugServer, createHttpApp, HealthState, RateLimitGrpcServer } from './server';
+import {
+  createDebugServer,
+  createHttpApp,
+  createMetricsServer,
+  HealthState,
+  RateLimitGrpcServer,
+} from './server';
 import { loadSettings, SettingsError, type Environment, type Settings } from './settings';
-import { STAT, StatsdSink, StatsFlusher, StatsStore, StdoutSink, type StatsSink } from './stats';
+import {
+  defaultMapping,
+  DogStatsdSink,
+  MetricMapper,
+  PrometheusSink,
+  STAT,
+  StatsdSink,
+  StatsFlusher,
+  StatsStore,
+  StdoutSink,
+  type StatsSink,
+} from './stats';
 import { MemoryCounterStore, RedisCounterStore, type CounterStore } from './store';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
@@ -18,7 +36,13 @@ const DRAIN_TIMEOUT_MS = 15_000;
 /** A running service; tests and the command line hold one. */
 export interface RunningService {
   readonly settings: Settings;
-  readonly ports: { readonly http: number; readonly grpc: number; readonly debug: number };
+  readonly ports: {
+    readonly http: number;
+    readonly grpc: number;
+    readonly debug: number;
+    /** The Prometheus listener, when USE_PROMETHEUS is on. */
+    readonly metrics: number | undefined;
+  };
   readonly engine: RateLimitEngine;
   readonly stats: StatsStore;
   readonly health: HealthState;
@@ -70,16 +94,81 @@ function createProvider(settings: Settings, stats: StatsStore, logger: Logger): 
   });
 }
 
-function createSink(settings: Settings, logger: Logger): StatsSink {
-  const sink = settings.stats.sink;
-  if (sink.type === 'stdout') return new StdoutSink();
-  return new StatsdSink({
-    host: sink.host,
-    port: sink.port,
-    onError: (err) => {
-      logger.debug('statsd send failed', { error: err.message });
-    },
-  });
+/** The sinks of the settings; the Prometheus one is returned apart too, for its listener. */
+function createSinks(
+  settings: Settings,
+  stats: StatsStore,
+  logger: Logger,
+): {
+  sinks: StatsSink[];
+  prometheus: { sink: PrometheusSink; host: string; port: number; path: string } | undefined;
+} {
+  const extraTags = settings.stats.extraTags;
+  const onError = (err: Error): void => {
+    logger.debug('statsd send failed', { error: err.message });
+  };
+  const sinks: StatsSink[] = [];
+  let prometheus: { sink: PrometheusSink; host: string; port: number; path: string } | undefined;
+  for (const sink of settings.stats.sinks) {
+    switch (sink.type) {
+      case 'stdout':
+        sinks.push(new StdoutSink(process.stdout, extraTags));
+        break;
+      case 'statsd':
+        sinks.push(
+          new StatsdSink({
+            host: sink.host,
+            port: sink.port,
+            protocol: sink.protocol,
+            extraTags,
+            onError,
+          }),
+        );
+        break;
+      case 'dogstatsd':
+        sinks.push(
+          new DogStatsdSink({
+            host: sink.host,
+            port: sink.port,
+            protocol: sink.protocol,
+            extraTags,
+            mogrifiers: sink.mogrifiers,
+            onError,
+          }),
+        );
+        break;
+      case 'prometheus': {
+        const mapper = loadMapper(sink.mapperYaml, sink.responseTimeAsMilliseconds);
+        const promSink = new PrometheusSink({ mapper, store: stats, extraTags, logger });
+        sinks.push(promSink);
+        prometheus = { sink: promSink, host: sink.host, port: sink.port, path: sink.path };
+        break;
+      }
+    }
+  }
+  return { sinks, prometheus };
+}
+
+/** The mapping file, or the built-in mapping; a bad file stops start-up naming the setting. */
+function loadMapper(file: string | undefined, responseTimeAsMilliseconds: boolean): MetricMapper {
+  if (file === undefined)
+    return MetricMapper.fromYaml(
+      defaultMapping(responseTimeAsMilliseconds),
+      'the built-in mapping',
+    );
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err: unknown) {
+    throw new SettingsError([
+      { setting: 'PROMETHEUS_MAPPER_YAML', message: `cannot read ${file}: ${describeError(err)}` },
+    ]);
+  }
+  try {
+    return MetricMapper.fromYaml(text, file);
+  } catch (err: unknown) {
+    throw new SettingsError([{ setting: 'PROMETHEUS_MAPPER_YAML', message: describeError(err) }]);
+  }
 }
 
 function listenHttp(
@@ -115,11 +204,27 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(settings.log);
 
-  const stats = new StatsStore(settings.stats.enabled);
+  const stats = new StatsStore({
+    isEnabled: settings.stats.enabled,
+    maxRuleKeys: settings.stats.maxRuleKeys,
+  });
+  const { sinks, prometheus } = settings.stats.enabled
+    ? createSinks(settings, stats, logger)
+    : { sinks: [], prometheus: undefined };
   const flusher = settings.stats.enabled
-    ? new StatsFlusher(stats, options.statsSink ?? createSink(settings, logger), logger)
+    ? new StatsFlusher(stats, options.statsSink === undefined ? sinks : [options.statsSink], logger)
     : undefined;
   flusher?.start(settings.stats.flushIntervalMs);
+  const metricsServer =
+    prometheus === undefined || flusher === undefined
+      ? undefined
+      : createMetricsServer(prometheus.path, {
+          render: async () => {
+            // A scrape sees every count up to now, not only up to the last periodic flush.
+            await flusher.flush();
+            return prometheus.sink.render();
+          },
+        });
 
   const store = await openStore(settings, clock, logger);
   const health = new HealthState({
@@ -202,6 +307,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     settings.server.debug.port,
     'debug',
   );
+  const metricsPort =
+    metricsServer === undefined || prometheus === undefined
+      ? undefined
+      : await listenHttp(metricsServer, prometheus.host, prometheus.port, 'Prometheus metrics');
   logger.warn('listening', {
     grpc: settings.server.grpc.uds ?? `${settings.server.grpc.host}:${grpcPort}`,
     http: `${settings.server.http.host}:${httpPort}`,
@@ -217,6 +326,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         grpcServer.shutdown(DRAIN_TIMEOUT_MS),
         closeHttp(httpServer),
         closeHttp(debugServer),
+        metricsServer === undefined ? Promise.resolve() : closeHttp(metricsServer),
       ]);
       await provider.stop();
       await store.close();
@@ -227,7 +337,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 
   return {
     settings,
-    ports: { http: httpPort, grpc: grpcPort, debug: debugPort },
+    ports: { http: httpPort, grpc: grpcPort, debug: debugPort, metrics: metricsPort },
     engine,
     stats,
     health,

@@ -171,7 +171,7 @@ export class CompiledSnapshot implements ConfigSnapshot {
           ? fallback
           : { rule, stats: fallback.stats, sharedValues };
     }
-    return { rule, stats: this.options.stats.forRule(key), sharedValues };
+    return { rule, stats: this.options.stats.forRuntimeRule(key, fallback.stats), sharedValues };
   }
 
   /** A caller-supplied limit: its own rule, with statistics under the descriptor's key. */
@@ -197,7 +197,11 @@ export class CompiledSnapshot implements ConfigSnapshot {
       replaces: [],
       metadata: undefined,
     };
-    return { rule, stats: this.options.stats.forRule(key), sharedValues: undefined };
+    return {
+      rule,
+      stats: this.options.stats.forRuntimeRule(key, undefined),
+      sharedValues: undefined,
+    };
   }
 
   dump(): string {

@@ -102,9 +102,7 @@ export class RateLimitEngine {
     const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
     const requestHits = Math.max(1, request.hitsAddend);
     if (!snapshot.hasDomain(request.domain)) {
-      const notFound = this.deps.stats.counter(
-        `ratelimit.service.rate_limit.${request.domain}.domain_not_found`,
-      );
+      const notFound = this.deps.stats.runtimeCounter(STAT.domainNotFound(request.domain));
       notFound.add(descriptors.length);
     }
     const plans: Plan[] = new Array<Plan>(descriptors.length);

@@ -13,3 +13,4 @@ export {
 } from './wire/convert';
 export { requestFromJson, responseToJson } from './wire/json';
 export type * from './wire/messages';
+export { createMetricsServer, type MetricsSource } from './metrics/metrics-server';

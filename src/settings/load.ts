@@ -13,6 +13,7 @@ import type {
   RedisAuthSettings,
   RedisInstanceSettings,
   Settings,
+  StatsSinkSettings,
 } from './types';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -252,6 +253,80 @@ function mogrifiers(
   return out;
 }
 
+/** `host:port` or `:port` (all interfaces), as Go's listeners read PROMETHEUS_ADDR. */
+export function parseListenAddress(text: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text.trim());
+  if (match === null) return undefined;
+  const port = Number(match[3]);
+  if (port > 65535) return undefined;
+  return {
+    host: match[1] ?? (match[2] === '' || match[2] === undefined ? '0.0.0.0' : match[2]),
+    port,
+  };
+}
+
+/**
+ * The sinks to flush to. USE_STATSD is on by default only while no other sink is chosen, so
+ * USE_PROMETHEUS=true alone does not also send statsd to localhost (the reference refuses
+ * that combination unless USE_STATSD=false is also set; both spellings work here).
+ */
+function statsSinks(
+  st: RawSettings['stats'],
+  isStatsdExplicit: boolean,
+  env: Environment,
+  problems: SettingsProblem[],
+): StatsSinkSettings[] {
+  const sinks: StatsSinkSettings[] = [];
+  if (st.USE_DOG_STATSD) {
+    if (isStatsdExplicit && st.USE_STATSD) {
+      problems.push({
+        setting: 'USE_DOG_STATSD',
+        message:
+          'USE_STATSD and USE_DOG_STATSD are both true and both send to STATSD_HOST:STATSD_PORT; set USE_STATSD=false',
+      });
+    }
+    sinks.push({
+      type: 'dogstatsd',
+      host: st.STATSD_HOST,
+      port: st.STATSD_PORT,
+      protocol: st.STATSD_PROTOCOL,
+      mogrifiers: mogrifiers(env, st.USE_DOG_STATSD_MOGRIFIERS, problems),
+    });
+  } else if (st.USE_STATSD && (isStatsdExplicit || !st.USE_PROMETHEUS)) {
+    sinks.push({
+      type: 'statsd',
+      host: st.STATSD_HOST,
+      port: st.STATSD_PORT,
+      protocol: st.STATSD_PROTOCOL,
+    });
+  }
+  if (st.USE_PROMETHEUS) {
+    const address = parseListenAddress(st.PROMETHEUS_ADDR);
+    if (address === undefined) {
+      problems.push({
+        setting: 'PROMETHEUS_ADDR',
+        message: `${describeValue(st.PROMETHEUS_ADDR)} is not valid; accepted: host:port or :port`,
+      });
+    }
+    if (!st.PROMETHEUS_PATH.startsWith('/')) {
+      problems.push({
+        setting: 'PROMETHEUS_PATH',
+        message: `${describeValue(st.PROMETHEUS_PATH)} is not valid; accepted: a path starting with /`,
+      });
+    }
+    sinks.push({
+      type: 'prometheus',
+      host: address?.host ?? '0.0.0.0',
+      port: address?.port ?? 9090,
+      path: st.PROMETHEUS_PATH,
+      mapperYaml: optional(st.PROMETHEUS_MAPPER_YAML),
+      responseTimeAsMilliseconds: st.PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS,
+    });
+  }
+  if (sinks.length === 0) sinks.push({ type: 'stdout' });
+  return sinks;
+}
+
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -313,9 +388,7 @@ export function loadSettings(env: Environment = process.env): Settings {
   }
 
   const backendSettings = backend(raw, problems);
-  const mogrifierSettings = st.USE_DOG_STATSD
-    ? mogrifiers(env, st.USE_DOG_STATSD_MOGRIFIERS, problems)
-    : [];
+  const sinks = statsSinks(raw.stats, sources.has('USE_STATSD'), env, problems);
 
   if (problems.length > 0) throw new SettingsError(problems);
 
@@ -388,17 +461,8 @@ export function loadSettings(env: Environment = process.env): Settings {
       flushIntervalMs: st.STATS_FLUSH_INTERVAL,
       sanitizeDescriptorMetricDots: st.SANITIZE_DESCRIPTOR_METRIC_DOTS,
       extraTags: st.EXTRA_TAGS,
-      sink: st.USE_STATSD
-        ? { type: 'statsd', host: st.STATSD_HOST, port: st.STATSD_PORT }
-        : { type: 'stdout' },
-      dogStatsd: { enabled: st.USE_DOG_STATSD, mogrifiers: mogrifierSettings },
-      prometheus: {
-        enabled: st.USE_PROMETHEUS,
-        addr: st.PROMETHEUS_ADDR,
-        path: st.PROMETHEUS_PATH,
-        mapperYaml: optional(st.PROMETHEUS_MAPPER_YAML),
-        responseTimeAsMilliseconds: st.PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS,
-      },
+      sinks: sinks,
+      maxRuleKeys: st.STATS_MAX_RULE_KEYS,
     },
     backend: backendSettings,
     limiter: {

@@ -68,24 +68,6 @@ export const NOT_BUILT: readonly NotBuilt[] = [
     capability: 'TLS on the gRPC listener',
   },
   {
-    setting: 'USE_DOG_STATSD',
-    asked: whenTrue((raw) => raw.stats.USE_DOG_STATSD),
-    capability: 'the DogStatsD statistics sink',
-  },
-  {
-    setting: 'USE_PROMETHEUS',
-    asked: whenTrue((raw) => raw.stats.USE_PROMETHEUS),
-    capability: 'the Prometheus statistics endpoint',
-  },
-  {
-    setting: 'EXTRA_TAGS',
-    asked: (raw) => {
-      const tags = Object.entries(raw.stats.EXTRA_TAGS);
-      return tags.length === 0 ? undefined : tags.map(([k, v]) => `${k}:${v}`).join(',');
-    },
-    capability: 'tags on statistics',
-  },
-  {
     setting: 'TRACING_ENABLED',
     asked: whenTrue((raw) => raw.tracing.TRACING_ENABLED),
     capability: 'OTLP tracing',

@@ -97,6 +97,8 @@ export const SCHEMA = {
     USE_STATSD: bool(true),
     STATSD_HOST: str('localhost'),
     STATSD_PORT: port(8125),
+    STATSD_PROTOCOL: oneOf('udp', ['udp', 'tcp']),
+    STATS_MAX_RULE_KEYS: int(10000, 1),
     EXTRA_TAGS: map(),
     STATS_FLUSH_INTERVAL: duration('10s'),
     DISABLE_STATS: bool(false),

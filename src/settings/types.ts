@@ -88,8 +88,30 @@ export interface MogrifierSettings {
   readonly tags: Readonly<Record<string, string>>;
 }
 
+/** Where flushed statistics go; several can be on at once. */
+/** Where flushed statistics go; several can be on at once. */
 export type StatsSinkSettings =
-  | { readonly type: 'statsd'; readonly host: string; readonly port: number }
+  | {
+      readonly type: 'statsd';
+      readonly host: string;
+      readonly port: number;
+      readonly protocol: 'udp' | 'tcp';
+    }
+  | {
+      readonly type: 'dogstatsd';
+      readonly host: string;
+      readonly port: number;
+      readonly protocol: 'udp' | 'tcp';
+      readonly mogrifiers: readonly MogrifierSettings[];
+    }
+  | {
+      readonly type: 'prometheus';
+      readonly host: string;
+      readonly port: number;
+      readonly path: string;
+      readonly mapperYaml: string | undefined;
+      readonly responseTimeAsMilliseconds: boolean;
+    }
   | { readonly type: 'stdout' };
 
 export interface StatsSettings {
@@ -98,18 +120,10 @@ export interface StatsSettings {
   readonly flushIntervalMs: number;
   readonly sanitizeDescriptorMetricDots: boolean;
   readonly extraTags: Readonly<Record<string, string>>;
-  readonly sink: StatsSinkSettings;
-  readonly dogStatsd: {
-    readonly enabled: boolean;
-    readonly mogrifiers: readonly MogrifierSettings[];
-  };
-  readonly prometheus: {
-    readonly enabled: boolean;
-    readonly addr: string;
-    readonly path: string;
-    readonly mapperYaml: string | undefined;
-    readonly responseTimeAsMilliseconds: boolean;
-  };
+  /** The sinks flushed to; never empty while statistics are enabled. */
+  readonly sinks: readonly StatsSinkSettings[];
+  /** Most distinct rule statistics keys; runtime keys past it count under the rule's own key. */
+  readonly maxRuleKeys: number;
 }
 
 /** Credentials for Redis: a fixed value, or a file re-read on every connection attempt. */

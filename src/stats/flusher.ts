@@ -1,16 +1,20 @@
-// Flushes the stats store into a sink every STATS_FLUSH_INTERVAL, and once more on close.
+// Flushes the stats store into every sink each STATS_FLUSH_INTERVAL, and once more on close.
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { StatsSink } from './sink';
 import type { StatsStore } from './store';
 
+/**
+ * One flusher serves every sink, so counter deltas and timer samples are taken once per flush
+ * and every sink sees the same numbers.
+ */
 export class StatsFlusher {
   private readonly lastCounters = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: StatsStore,
-    private readonly sink: StatsSink,
+    private readonly sinks: readonly StatsSink[],
     private readonly logger: Logger,
   ) {}
 
@@ -18,9 +22,7 @@ export class StatsFlusher {
   start(intervalMs: number): void {
     this.timer = setInterval(() => {
       this.flush().catch((err: unknown) => {
-        this.logger.warn('statistics flush failed', {
-          error: describeError(err),
-        });
+        this.logger.warn('statistics flush failed', { error: describeError(err) });
       });
     }, intervalMs);
     this.timer.unref();
@@ -31,17 +33,17 @@ export class StatsFlusher {
     const { counters, gauges } = this.store.snapshot();
     for (const [name, value] of counters) {
       const delta = value - (this.lastCounters.get(name) ?? 0);
-      if (delta !== 0) {
-        this.sink.counter(name, delta);
-        this.lastCounters.set(name, value);
-      }
+      if (delta === 0) continue;
+      for (const sink of this.sinks) sink.counter(name, delta);
+      this.lastCounters.set(name, value);
     }
-    for (const [name, value] of gauges) this.sink.gauge(name, value);
+    for (const [name, value] of gauges) for (const sink of this.sinks) sink.gauge(name, value);
     for (const timer of this.store.allTimers()) {
       const { samples, sampleRate } = timer.drain();
-      for (const ms of samples) this.sink.timing(timer.name, ms, sampleRate);
+      for (const ms of samples)
+        for (const sink of this.sinks) sink.timing(timer.name, ms, sampleRate);
     }
-    await this.sink.flush();
+    await Promise.all(this.sinks.map((sink) => sink.flush()));
   }
 
   /** Stops the timer and flushes one last time, so nothing counted is lost. */
@@ -49,6 +51,6 @@ export class StatsFlusher {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
-    await this.sink.close();
+    await Promise.all(this.sinks.map((sink) => sink.close()));
   }
 }

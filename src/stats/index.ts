@@ -7,9 +7,16 @@ export {
   type RuleStats,
   type RuleStatsFactory,
   type StatsSnapshot,
+  type StatsStoreOptions,
 } from './store';
 export { STAT, RULE_STAT_SUFFIXES, sanitizeStatName } from './names';
 export type { StatsSink } from './sink';
 export { StatsFlusher } from './flusher';
 export { StatsdSink } from './sinks/statsd-sink';
+export { DogStatsdSink } from './sinks/dogstatsd-sink';
 export { StdoutSink } from './sinks/stdout-sink';
+export { Mogrifier } from './sinks/mogrifier';
+export { nameTagSuffix, tagList } from './tags';
+export { PrometheusSink } from './prometheus/prometheus-sink';
+export { MetricMapper, MapperError, escapeMetricName } from './prometheus/mapper';
+export { defaultMapping } from './prometheus/default-mapping';

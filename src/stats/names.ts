@@ -10,6 +10,9 @@ export const STAT = Object.freeze({
   globalShadowMode: `${SERVICE_SCOPE}.global_shadow_mode`,
   redisError: `${SHOULD_RATE_LIMIT_SCOPE}.redis_error`,
   serviceError: `${SHOULD_RATE_LIMIT_SCOPE}.service_error`,
+  /** Runtime statistics keys refused by the cardinality cap (STATS_MAX_RULE_KEYS). */
+  ruleStatsDropped: `${SERVICE_SCOPE}.rule_stats_dropped`,
+  domainNotFound: (domain: string) => `${RULE_SCOPE}.${sanitizeStatName(domain)}.domain_not_found`,
   totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
   responseTime: (method: string) => `ratelimit_server.${method}.response_time`,
 });

@@ -1,5 +1,5 @@
 // In-process statistics: counters, gauges and timers by name, with handles bound once and reused.
-import { RULE_SCOPE, RULE_STAT_SUFFIXES, sanitizeStatName } from './names';
+import { RULE_SCOPE, RULE_STAT_SUFFIXES, STAT, sanitizeStatName } from './names';
 
 /** A monotonically increasing count; sinks send the change since the last flush. */
 export interface Counter {
@@ -38,9 +38,21 @@ export interface RuleStats {
 export interface RuleStatsFactory {
   /** False when statistics are off; callers then skip building dynamic stat keys. */
   readonly isEnabled: boolean;
-  /** The handles for a rule key such as `domain.key_value`; the same key gives the same handles. */
+  /**
+   * The handles for a configured rule key such as `domain.key_value`, always created; the
+   * same key gives the same handles.
+   */
   forRule(key: string): RuleStats;
+  /**
+   * The handles for a key built from runtime values (detailed_metric, value_to_metric,
+   * overrides). Past the cardinality cap a new key is not created: `fallback` (the rule's own
+   * handles) is returned instead and the refusal is counted.
+   */
+  forRuntimeRule(key: string, fallback: RuleStats | undefined): RuleStats;
 }
+
+/** Receives every sample of one timer as it is recorded (the Prometheus histogram). */
+export type TimerObserver = (ms: number) => void;
 
 class CounterImpl implements Counter {
   value = 0;
@@ -72,15 +84,25 @@ class GaugeImpl implements Gauge {
   }
 }
 
+class NullTimer implements Timer {
+  constructor(readonly name: string) {}
+  record(): void {
+    /* statistics are disabled */
+  }
+}
+
 /** Timer samples kept between flushes; past the cap, samples are thinned and the rate recorded. */
 const TIMER_SAMPLE_CAP = 2048;
 
 export class TimerImpl implements Timer {
   private samples: number[] = [];
   private seen = 0;
+  private observers: TimerObserver[] = [];
+
   constructor(readonly name: string) {}
 
   record(ms: number): void {
+    for (const observe of this.observers) observe(ms);
     this.seen += 1;
     if (this.samples.length < TIMER_SAMPLE_CAP) {
       this.samples.push(ms);
@@ -89,6 +111,10 @@ export class TimerImpl implements Timer {
     // Reservoir sampling keeps a uniform sample of the interval in bounded memory.
     const slot = Math.floor(Math.random() * this.seen);
     if (slot < TIMER_SAMPLE_CAP) this.samples[slot] = ms;
+  }
+
+  observe(observer: TimerObserver): void {
+    this.observers = [...this.observers, observer];
   }
 
   /** Takes the samples recorded since the last drain and the fraction of samples kept. */
@@ -107,17 +133,30 @@ export interface StatsSnapshot {
   readonly gauges: ReadonlyMap<string, number>;
 }
 
+export interface StatsStoreOptions {
+  /** False makes every handle a no-op (DISABLE_STATS), at no per-request cost. */
+  readonly isEnabled?: boolean;
+  /** STATS_MAX_RULE_KEYS: most distinct rule keys, configured and runtime together. */
+  readonly maxRuleKeys?: number;
+}
+
 /** The process-wide statistics registry. */
 export class StatsStore implements RuleStatsFactory {
+  readonly isEnabled: boolean;
+  readonly maxRuleKeys: number;
   private readonly counters = new Map<string, Counter>();
   private readonly gauges = new Map<string, GaugeImpl>();
   private readonly timers = new Map<string, TimerImpl>();
   private readonly ruleStats = new Map<string, RuleStats>();
-
+  private readonly timerObservers: ((name: string) => TimerObserver | undefined)[] = [];
   private readonly nullRuleStats: RuleStats;
+  private readonly dropped: Counter;
+  private runtimeCounters = 0;
 
-  /** @param isEnabled false makes every handle a no-op (DISABLE_STATS). */
-  constructor(readonly isEnabled: boolean = true) {
+  constructor(options: StatsStoreOptions | boolean = {}) {
+    const o = typeof options === 'boolean' ? { isEnabled: options } : options;
+    this.isEnabled = o.isEnabled ?? true;
+    this.maxRuleKeys = o.maxRuleKeys ?? 10_000;
     const off = new NullCounter('');
     this.nullRuleStats = Object.freeze({
       key: '',
@@ -129,6 +168,7 @@ export class StatsStore implements RuleStatsFactory {
       shadowMode: off,
       totalNegativeHits: off,
     });
+    this.dropped = this.counter(STAT.ruleStatsDropped);
   }
 
   counter(name: string): Counter {
@@ -138,6 +178,21 @@ export class StatsStore implements RuleStatsFactory {
       if (this.isEnabled) this.counters.set(name, counter);
     }
     return counter;
+  }
+
+  /**
+   * A counter whose name carries a runtime value (an unknown domain): past the cardinality cap
+   * a new one is not created, and the refusal is counted.
+   */
+  runtimeCounter(name: string): Counter {
+    const existing = this.counters.get(name);
+    if (existing !== undefined || !this.isEnabled) return existing ?? this.counter(name);
+    if (this.ruleStats.size + this.runtimeCounters >= this.maxRuleKeys) {
+      this.dropped.inc();
+      return this.nullRuleStats.totalHits;
+    }
+    this.runtimeCounters += 1;
+    return this.counter(name);
   }
 
   gauge(name: string): Gauge {
@@ -150,21 +205,51 @@ export class StatsStore implements RuleStatsFactory {
   }
 
   timer(name: string): Timer {
+    if (!this.isEnabled) return new NullTimer(name);
     let timer = this.timers.get(name);
     if (timer === undefined) {
       timer = new TimerImpl(name);
-      if (this.isEnabled) this.timers.set(name, timer);
+      this.timers.set(name, timer);
+      for (const factory of this.timerObservers) {
+        const observer = factory(name);
+        if (observer !== undefined) timer.observe(observer);
+      }
     }
     return timer;
   }
 
+  /**
+   * Registers a source of per-sample observers; it is asked once for every timer, existing and
+   * future, and may decline by returning undefined.
+   */
+  observeTimers(factory: (name: string) => TimerObserver | undefined): void {
+    this.timerObservers.push(factory);
+    for (const timer of this.timers.values()) {
+      const observer = factory(timer.name);
+      if (observer !== undefined) timer.observe(observer);
+    }
+  }
+
   forRule(key: string): RuleStats {
     if (!this.isEnabled) return this.nullRuleStats;
-    let stats = this.ruleStats.get(key);
-    if (stats !== undefined) return stats;
+    return this.ruleStats.get(key) ?? this.createRuleStats(key);
+  }
+
+  forRuntimeRule(key: string, fallback: RuleStats | undefined): RuleStats {
+    if (!this.isEnabled) return this.nullRuleStats;
+    const existing = this.ruleStats.get(key);
+    if (existing !== undefined) return existing;
+    if (this.ruleStats.size + this.runtimeCounters >= this.maxRuleKeys) {
+      this.dropped.inc();
+      return fallback ?? this.nullRuleStats;
+    }
+    return this.createRuleStats(key);
+  }
+
+  private createRuleStats(key: string): RuleStats {
     const base = `${RULE_SCOPE}.${sanitizeStatName(key)}.`;
     const s = RULE_STAT_SUFFIXES;
-    stats = Object.freeze({
+    const stats: RuleStats = Object.freeze({
       key,
       totalHits: this.counter(base + s.totalHits),
       overLimit: this.counter(base + s.overLimit),
@@ -176,6 +261,11 @@ export class StatsStore implements RuleStatsFactory {
     });
     this.ruleStats.set(key, stats);
     return stats;
+  }
+
+  /** How many distinct rule keys exist. */
+  get ruleKeyCount(): number {
+    return this.ruleStats.size;
   }
 
   /** Current values of every counter and gauge. */

@@ -33,7 +33,8 @@ describe('defaults', () => {
     expect(s.stats).toMatchObject({
       enabled: true,
       flushIntervalMs: 10_000,
-      sink: { type: 'statsd', host: 'localhost', port: 8125 },
+      sinks: [{ type: 'statsd', host: 'localhost', port: 8125, protocol: 'udp' }],
+      maxRuleKeys: 10000,
     });
     expect(s.limiter).toMatchObject({
       expirationJitterMaxSeconds: 300,
@@ -146,7 +147,7 @@ describe('aliases', () => {
     expect(namesFor('MEMCACHE_SRV')).toEqual(['MEMCACHE_SRV', 'ALTCACHE_SRV']);
     const s = loadSettings({ KVSTORE_URL: 'h:1', USE_PUSHSTATS: 'false' });
     expect(s.backend.type === 'redis' && s.backend.main.url).toBe('h:1');
-    expect(s.stats.sink.type).toBe('stdout');
+    expect(s.stats.sinks).toEqual([{ type: 'stdout' }]);
   });
 
   it('lets the real name win over the alias', () => {
@@ -399,16 +400,6 @@ describe('capabilities not built yet are refused, never ignored', () => {
       { GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_CERT: 'c', GRPC_SERVER_TLS_KEY: 'k' },
       'GRPC_SERVER_USE_TLS: "true" asks for TLS on the gRPC listener',
     ],
-    [
-      { USE_PROMETHEUS: 'true' },
-      'USE_PROMETHEUS: "true" asks for the Prometheus statistics endpoint',
-    ],
-    [
-      { USE_PULLSTATS: 'true' },
-      'USE_PULLSTATS: "true" asks for the Prometheus statistics endpoint',
-    ],
-    [{ USE_DOG_STATSD: 'true' }, 'USE_DOG_STATSD: "true" asks for the DogStatsD statistics sink'],
-    [{ EXTRA_TAGS: 'a:b' }, 'EXTRA_TAGS: "a:b" asks for tags on statistics'],
     [{ TRACING_ENABLED: 'true' }, 'TRACING_ENABLED: "true" asks for OTLP tracing'],
     [
       { REDIS_AWS_IAM_AUTH: 'true' },
@@ -438,5 +429,70 @@ describe('mogrifiers', () => {
         p.startsWith('DOG_STATSD_MOGRIFIER_A_PATTERN: "(" is not a valid regular expression'),
       ),
     ).toBe(true);
+  });
+});
+
+describe('statistics sinks', () => {
+  const sinks = (env: Record<string, string>): unknown =>
+    loadSettings(env).stats.sinks.map((x) => x.type);
+
+  it('sends statsd by default, and stdout with USE_STATSD=false', () => {
+    expect(sinks({})).toEqual(['statsd']);
+    expect(sinks({ USE_STATSD: 'false' })).toEqual(['stdout']);
+    expect(loadSettings({ STATSD_PROTOCOL: 'tcp' }).stats.sinks[0]).toMatchObject({
+      type: 'statsd',
+      protocol: 'tcp',
+    });
+  });
+
+  it('does not add the default statsd sink to Prometheus, but honours an explicit USE_STATSD=true', () => {
+    expect(sinks({ USE_PROMETHEUS: 'true' })).toEqual(['prometheus']);
+    expect(sinks({ USE_PROMETHEUS: 'true', USE_STATSD: 'false' })).toEqual(['prometheus']);
+    expect(sinks({ USE_PROMETHEUS: 'true', USE_STATSD: 'true' })).toEqual(['statsd', 'prometheus']);
+  });
+
+  it('replaces statsd with DogStatsD, and refuses both explicitly on', () => {
+    expect(sinks({ USE_DOG_STATSD: 'true' })).toEqual(['dogstatsd']);
+    expect(problems({ USE_DOG_STATSD: 'true', USE_STATSD: 'true' })).toEqual([
+      'USE_DOG_STATSD: USE_STATSD and USE_DOG_STATSD are both true and both send to STATSD_HOST:STATSD_PORT; set USE_STATSD=false',
+    ]);
+  });
+
+  it('reads PROMETHEUS_ADDR as host:port or :port', () => {
+    expect(loadSettings({ USE_PROMETHEUS: 'true' }).stats.sinks[0]).toMatchObject({
+      host: '0.0.0.0',
+      port: 9090,
+      path: '/metrics',
+    });
+    expect(
+      loadSettings({ USE_PROMETHEUS: 'true', PROMETHEUS_ADDR: '127.0.0.1:9102' }).stats.sinks[0],
+    ).toMatchObject({ host: '127.0.0.1', port: 9102 });
+    expect(problems({ USE_PROMETHEUS: 'true', PROMETHEUS_ADDR: '9090' })).toEqual([
+      'PROMETHEUS_ADDR: "9090" is not valid; accepted: host:port or :port',
+    ]);
+    expect(problems({ USE_PROMETHEUS: 'true', PROMETHEUS_PATH: 'metrics' })).toEqual([
+      'PROMETHEUS_PATH: "metrics" is not valid; accepted: a path starting with /',
+    ]);
+  });
+
+  it('reads mogrifiers under both spellings', () => {
+    const s = loadSettings({
+      USE_DOG_STATSD: 'true',
+      USE_DOG_STATSD_MOGRIFIERS: 'RULE',
+      DOG_STATSD_MOGRIFIERS_RULE_PATTERN: String.raw`^ratelimit\.service\.rate_limit\.(?P<domain>[^.]+)\.(.*)$`,
+      DOG_STATSD_MOGRIFIER_RULE_NAME: 'ratelimit.rule',
+      DOG_STATSD_MOGRIFIER_RULE_TAGS: 'domain:$1,rest:$2',
+    });
+    expect(s.stats.sinks[0]).toMatchObject({
+      type: 'dogstatsd',
+      mogrifiers: [
+        {
+          name: 'RULE',
+          pattern: String.raw`^ratelimit\.service\.rate_limit\.(?<domain>[^.]+)\.(.*)$`,
+          metricName: 'ratelimit.rule',
+          tags: { domain: '$1', rest: '$2' },
+        },
+      ],
+    });
   });
 });
