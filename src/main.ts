@@ -315,6 +315,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     grpc: settings.server.grpc.uds ?? `${settings.server.grpc.host}:${grpcPort}`,
     http: `${settings.server.http.host}:${httpPort}`,
     debug: `${settings.server.debug.host}:${debugPort}`,
+    metrics:
+      prometheus === undefined
+        ? undefined
+        : `${prometheus.host}:${String(metricsPort)}${prometheus.path}`,
     backend: settings.backend.type,
   });
 

@@ -11,14 +11,17 @@ type Metric = Counter | Gauge | Histogram | Summary;
 
 interface Registered {
   readonly kind: 'counter' | 'gauge' | 'histogram' | 'summary';
-  readonly labelNames: string;
+  readonly labelNames: readonly string[];
   readonly metric: Metric;
+  /** Counter and gauge values by label set, kept to carry them into a wider metric. */
+  readonly values: Map<string, { labels: Record<string, string>; value: number }>;
 }
 
 /** A statsd name resolved once: the metric to feed and its labels, or nothing (dropped). */
 interface Target {
   readonly metric: Metric | undefined;
-  readonly labels: Readonly<Record<string, string>>;
+  readonly registered: Registered | undefined;
+  readonly labels: Record<string, string>;
   readonly scale: number;
 }
 
@@ -56,62 +59,121 @@ export class PrometheusSink implements StatsSink {
     const cached = this.targets.get(cacheKey);
     if (cached !== undefined) return cached;
     const mapped = this.options.mapper.map(name, type);
-    const target: Target = mapped.isDropped
-      ? { metric: undefined, labels: {}, scale: 1 }
-      : {
-          metric: this.metricFor(mapped, type),
-          labels: { ...mapped.labels, ...this.extraLabels },
-          scale: mapped.rule?.scale ?? 1,
-        };
+    let target: Target = { metric: undefined, registered: undefined, labels: {}, scale: 1 };
+    if (!mapped.isDropped) {
+      const labels = { ...mapped.labels, ...this.extraLabels };
+      const metric = this.metricFor(mapped, type, Object.keys(labels));
+      const registered = this.metrics.get(mapped.name);
+      // A label the metric has but this name does not is written empty, which Prometheus
+      // reads as absent: the series are the ones statsd_exporter would expose.
+      for (const label of registered?.labelNames ?? []) labels[label] ??= '';
+      target = {
+        metric,
+        registered: metric === undefined ? undefined : registered,
+        labels,
+        scale: mapped.rule?.scale ?? 1,
+      };
+    }
     this.targets.set(cacheKey, target);
     return target;
   }
 
-  private metricFor(mapped: Mapped, type: StatsdType): Metric | undefined {
-    const labelNames = [...Object.keys(mapped.labels), ...Object.keys(this.extraLabels)].sort();
-    const kind = type === 'observer' ? (mapped.rule?.observerType ?? 'summary') : type;
-    const existing = this.metrics.get(mapped.name);
-    if (existing !== undefined) {
-      if (existing.kind === kind && existing.labelNames === labelNames.join(','))
-        return existing.metric;
-      // statsd_exporter drops events whose metric clashes with an earlier one; so do we.
-      if (!this.conflicts.has(mapped.name)) {
-        this.conflicts.add(mapped.name);
-        this.options.logger.warn(
-          'statistic dropped: its Prometheus metric exists with another type or labels',
-          {
-            metric: mapped.name,
-          },
-        );
-      }
-      return undefined;
-    }
+  private kindOf(mapped: Mapped, type: StatsdType): Registered['kind'] {
+    return type === 'observer' ? (mapped.rule?.observerType ?? 'summary') : type;
+  }
+
+  private create(mapped: Mapped, kind: Registered['kind'], labelNames: readonly string[]): Metric {
     const common = {
       name: mapped.name,
       help: mapped.rule?.help ?? DEFAULT_HELP,
-      labelNames,
+      labelNames: [...labelNames],
       registers: [this.registry],
     };
-    let metric: Metric;
     switch (kind) {
       case 'counter':
-        metric = new Counter(common);
-        break;
+        return new Counter(common);
       case 'gauge':
-        metric = new Gauge(common);
-        break;
+        return new Gauge(common);
       case 'histogram':
-        metric = new Histogram({ ...common, buckets: [...(mapped.rule?.buckets ?? [])] });
-        break;
+        return new Histogram({ ...common, buckets: [...(mapped.rule?.buckets ?? [])] });
       case 'summary':
-        metric = new Summary({
+        return new Summary({
           ...common,
           percentiles: [...(mapped.rule?.quantiles ?? [0.5, 0.9, 0.99])],
         });
-        break;
     }
-    this.metrics.set(mapped.name, { kind, labelNames: labelNames.join(','), metric });
+  }
+
+  private conflict(name: string, why: string): undefined {
+    // statsd_exporter drops events whose metric clashes with an earlier one; so do we.
+    if (!this.conflicts.has(name)) {
+      this.conflicts.add(name);
+      this.options.logger.warn(`statistic dropped: its Prometheus metric exists ${why}`, {
+        metric: name,
+      });
+    }
+    return undefined;
+  }
+
+  /**
+   * The metric for a mapped name. statsd_exporter lets one name carry several label sets
+   * (the built-in mapping gives rule statistics two or three labels); prom-client allows one
+   * set per name, so a metric grows to the union of the sets it has seen.
+   */
+  private metricFor(
+    mapped: Mapped,
+    type: StatsdType,
+    labelNames: readonly string[],
+  ): Metric | undefined {
+    const kind = this.kindOf(mapped, type);
+    const existing = this.metrics.get(mapped.name);
+    if (existing === undefined) {
+      const sorted = [...labelNames].sort();
+      const metric = this.create(mapped, kind, sorted);
+      this.metrics.set(mapped.name, { kind, labelNames: sorted, metric, values: new Map() });
+      return metric;
+    }
+    if (existing.kind !== kind) {
+      this.conflict(mapped.name, 'with another type');
+      return;
+    }
+    const missing = labelNames.filter((l) => !existing.labelNames.includes(l));
+    if (missing.length === 0) return existing.metric;
+    if (kind !== 'counter' && kind !== 'gauge') {
+      this.conflict(mapped.name, 'with other labels');
+      return;
+    }
+    return this.widen(mapped, existing, missing);
+  }
+
+  /** Replaces a counter or gauge by one with more labels, carrying its values over. */
+  private widen(mapped: Mapped, existing: Registered, missing: readonly string[]): Metric {
+    const labelNames = [...existing.labelNames, ...missing].sort();
+    this.registry.removeSingleMetric(mapped.name);
+    const metric = this.create(mapped, existing.kind, labelNames) as Counter | Gauge;
+    const values = new Map<string, { labels: Record<string, string>; value: number }>();
+    for (const { labels: old, value } of existing.values.values()) {
+      const labels: Record<string, string> = {};
+      for (const label of labelNames) labels[label] = old[label] ?? '';
+      if (metric instanceof Counter) metric.inc(labels, value);
+      else metric.set(labels, value);
+      values.set(JSON.stringify(labels), { labels, value });
+    }
+    this.metrics.set(mapped.name, { kind: existing.kind, labelNames, metric, values });
+    // Targets resolved against the old metric must resolve again.
+    for (const [key, target] of this.targets)
+      if (target.metric === existing.metric) this.targets.delete(key);
     return metric;
+  }
+
+  /** Remembers a counter or gauge value for widening. */
+  private remember(target: Target, value: number, isIncrement: boolean): void {
+    const registered = target.registered;
+    if (registered === undefined) return;
+    const key = JSON.stringify(target.labels);
+    const slot = registered.values.get(key);
+    if (slot === undefined) registered.values.set(key, { labels: target.labels, value });
+    else slot.value = isIncrement ? slot.value + value : value;
   }
 
   private observer(name: string): TimerObserver | undefined {
@@ -128,13 +190,18 @@ export class PrometheusSink implements StatsSink {
   counter(name: string, delta: number): void {
     const target = this.target(name, 'counter');
     // Counters only go up; a negative change would be a bug upstream, and prom-client throws on it.
-    if (target.metric instanceof Counter && delta > 0)
+    if (target.metric instanceof Counter && delta > 0) {
       target.metric.inc(target.labels, delta * target.scale);
+      this.remember(target, delta * target.scale, true);
+    }
   }
 
   gauge(name: string, value: number): void {
     const target = this.target(name, 'gauge');
-    if (target.metric instanceof Gauge) target.metric.set(target.labels, value * target.scale);
+    if (target.metric instanceof Gauge) {
+      target.metric.set(target.labels, value * target.scale);
+      this.remember(target, value * target.scale, false);
+    }
   }
 
   timing(): void {
