@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConfigError, ConfigSnapshot } from './config';
-import { OverLimitCache, RateLimitEngine } from './engine';
+import { OverLimitCache, RateLimitEngine, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
@@ -59,7 +59,12 @@ export interface StartOptions {
   readonly provider?: ConfigProvider;
 }
 
-async function openStore(settings: Settings, clock: Clock, logger: Logger): Promise<CounterStore> {
+async function openStore(
+  settings: Settings,
+  clock: Clock,
+  logger: Logger,
+  stats: StatsStore,
+): Promise<CounterStore> {
   const backend = settings.backend;
   switch (backend.type) {
     case 'memory':
@@ -72,7 +77,7 @@ async function openStore(settings: Settings, clock: Clock, logger: Logger): Prom
           );
         }
       }
-      return RedisCounterStore.open(backend, logger);
+      return RedisCounterStore.open(backend, logger, stats);
     case 'memcache':
       throw new Error('the memcached backend is not available in this version');
   }
@@ -226,7 +231,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           },
         });
 
-  const store = await openStore(settings, clock, logger);
+  const store = await openStore(settings, clock, logger, stats);
   const health = new HealthState({
     requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
   });
@@ -242,6 +247,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     settings.limiter.localCacheSizeBytes > 0
       ? new OverLimitCache(settings.limiter.localCacheSizeBytes, clock)
       : undefined;
+  if (localCache !== undefined) reportLocalCache(localCache, stats, STAT.localCache);
   const engine = new RateLimitEngine({
     store,
     stats,

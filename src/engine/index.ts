@@ -1,7 +1,7 @@
 // The decision engine: from a request and a config snapshot to a decision, via the counter store.
 export { RateLimitEngine, type EngineDependencies } from './engine';
 export { RequestError, REQUEST_ERROR_CODES, type RequestErrorCode } from './errors';
-export { OverLimitCache } from './local-cache';
+export { OverLimitCache, reportLocalCache } from './local-cache';
 export { classify, nearLimitThreshold } from './decide';
 export { windowOf } from './windows';
 export { cacheKey } from './cache-key';

@@ -14,6 +14,12 @@ export class OverLimitCache {
   private bytes = 0;
   /** Entries dropped to stay within the size. */
   evictions = 0;
+  /** Lookups, and how they went; entries that expired; keys added again while present. */
+  lookups = 0;
+  hits = 0;
+  misses = 0;
+  expired = 0;
+  overwrites = 0;
 
   constructor(
     readonly maxBytes: number,
@@ -33,10 +39,19 @@ export class OverLimitCache {
   }
 
   has(key: string): boolean {
+    this.lookups += 1;
     const expiresAt = this.entries.get(key);
-    if (expiresAt === undefined) return false;
-    if (expiresAt > this.clock.nowMs()) return true;
+    if (expiresAt === undefined) {
+      this.misses += 1;
+      return false;
+    }
+    if (expiresAt > this.clock.nowMs()) {
+      this.hits += 1;
+      return true;
+    }
     this.remove(key);
+    this.expired += 1;
+    this.misses += 1;
     return false;
   }
 
@@ -44,6 +59,7 @@ export class OverLimitCache {
   add(key: string, ttlSeconds: number): void {
     const cost = OverLimitCache.cost(key);
     if (cost > this.maxBytes) return;
+    if (this.entries.has(key)) this.overwrites += 1;
     this.remove(key);
     while (this.bytes + cost > this.maxBytes) {
       const oldest = this.entries.keys().next();
@@ -58,4 +74,42 @@ export class OverLimitCache {
   private remove(key: string): void {
     if (this.entries.delete(key)) this.bytes -= OverLimitCache.cost(key);
   }
+}
+
+/** What reporting the cache needs of the statistics store. */
+export interface GaugeSource {
+  addGenerator(generate: () => void): void;
+  gauge(name: string): { set(value: number): void };
+}
+
+/**
+ * Reports the cache as the reference's cache library does, as gauges refreshed before every
+ * flush: ratelimit.localcache.{entryCount,hitCount,missCount,lookupCount,evacuateCount,...}.
+ */
+export function reportLocalCache(
+  cache: OverLimitCache,
+  stats: GaugeSource,
+  name: (stat: string) => string,
+): void {
+  const gauges = {
+    entryCount: stats.gauge(name('entryCount')),
+    hitCount: stats.gauge(name('hitCount')),
+    missCount: stats.gauge(name('missCount')),
+    lookupCount: stats.gauge(name('lookupCount')),
+    evacuateCount: stats.gauge(name('evacuateCount')),
+    expiredCount: stats.gauge(name('expiredCount')),
+    overwriteCount: stats.gauge(name('overwriteCount')),
+    // Lookups are map reads; there is no meaningful access time to report.
+    averageAccessTime: stats.gauge(name('averageAccessTime')),
+  };
+  stats.addGenerator(() => {
+    gauges.entryCount.set(cache.size);
+    gauges.hitCount.set(cache.hits);
+    gauges.missCount.set(cache.misses);
+    gauges.lookupCount.set(cache.lookups);
+    gauges.evacuateCount.set(cache.evictions);
+    gauges.expiredCount.set(cache.expired);
+    gauges.overwriteCount.set(cache.overwrites);
+    gauges.averageAccessTime.set(0);
+  });
 }

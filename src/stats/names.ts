@@ -12,6 +12,10 @@ export const STAT = Object.freeze({
   serviceError: `${SHOULD_RATE_LIMIT_SCOPE}.service_error`,
   /** Runtime statistics keys refused by the cardinality cap (STATS_MAX_RULE_KEYS). */
   ruleStatsDropped: `${SERVICE_SCOPE}.rule_stats_dropped`,
+  /** Gauges of the local over-limit cache, named as the reference's cache library reports. */
+  localCache: (name: string) => `ratelimit.localcache.${name}`,
+  /** Connection statistics of a Redis instance: `redis_pool` or `redis_per_second_pool`. */
+  redisPool: (pool: string, name: string) => `ratelimit.${pool}.${name}`,
   domainNotFound: (domain: string) => `${RULE_SCOPE}.${sanitizeStatName(domain)}.domain_not_found`,
   totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
   responseTime: (method: string) => `ratelimit_server.${method}.response_time`,

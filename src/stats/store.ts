@@ -149,6 +149,7 @@ export class StatsStore implements RuleStatsFactory {
   private readonly timers = new Map<string, TimerImpl>();
   private readonly ruleStats = new Map<string, RuleStats>();
   private readonly timerObservers: ((name: string) => TimerObserver | undefined)[] = [];
+  private readonly generators: (() => void)[] = [];
   private readonly nullRuleStats: RuleStats;
   private readonly dropped: Counter;
   private runtimeCounters = 0;
@@ -268,8 +269,17 @@ export class StatsStore implements RuleStatsFactory {
     return this.ruleStats.size;
   }
 
+  /**
+   * Adds a function that sets gauges from some other state (the local cache's sizes); it runs
+   * before every snapshot, so flushes and /stats see fresh values.
+   */
+  addGenerator(generate: () => void): void {
+    if (this.isEnabled) this.generators.push(generate);
+  }
+
   /** Current values of every counter and gauge. */
   snapshot(): StatsSnapshot {
+    for (const generate of this.generators) generate();
     const counters = new Map<string, number>();
     for (const [name, c] of this.counters) counters.set(name, c.value);
     const gauges = new Map<string, number>();

@@ -90,6 +90,11 @@ it('answers from the local cache once over the limit, without asking Redis', asy
   expect(
     await service.stat('ratelimit.service.rate_limit.modes.per_minute.over_limit_with_local_cache'),
   ).toBeGreaterThanOrEqual(5);
+  // The reference's cache and pool gauges, for existing dashboards.
+  expect(await service.stat('ratelimit.localcache.hitCount')).toBeGreaterThanOrEqual(5);
+  expect(await service.stat('ratelimit.localcache.entryCount')).toBeGreaterThanOrEqual(1);
+  expect(await service.stat('ratelimit.redis_pool.cx_active')).toBe(1);
+  expect(await service.stat('ratelimit.redis_pool.cx_total')).toBe(1);
 });
 
 it('stops incrementing the other keys when one would pass its limit', async () => {

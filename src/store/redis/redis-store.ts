@@ -3,6 +3,7 @@ import { describeError } from '../../lib/errors';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger';
 import type { RedisBackendSettings, RedisInstanceSettings } from '../../settings';
+import { STAT, type Counter, type Gauge } from '../../stats';
 import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
 import { StoreError } from '../errors';
 import { PipelineBatcher, type PipelineOp } from './batcher';
@@ -123,6 +124,12 @@ class ReadOp implements PipelineOp {
   }
 }
 
+/** What the store reports its connections to: the reference's redis_pool statistics. */
+export interface PoolStatsSource {
+  counter(name: string): Counter;
+  gauge(name: string): Gauge;
+}
+
 /** One Redis instance: its client, its batcher and its connection state. */
 class Instance {
   readonly batcher: PipelineBatcher;
@@ -132,16 +139,21 @@ class Instance {
     readonly settings: RedisInstanceSettings,
     readonly client: RedisWithScript,
     onChange: () => void,
+    pool: { active: Gauge; total: Counter; closed: Counter } | undefined,
   ) {
     this.batcher = new PipelineBatcher(client, settings.pipelineWindowMs);
     client.on('ready', () => {
       this.isReady = true;
+      pool?.total.inc();
+      pool?.active.set(1);
       onChange();
     });
     for (const event of ['close', 'end']) {
       client.on(event, () => {
         if (!this.isReady) return;
         this.isReady = false;
+        pool?.closed.inc();
+        pool?.active.set(0);
         onChange();
       });
     }
@@ -179,7 +191,11 @@ export class RedisCounterStore implements CounterStore {
    * Connects to the configured instance(s), retrying the first connection as REDIS_STARTUP_*
    * says. Rejects with a StoreError when it gives up.
    */
-  static async open(settings: RedisBackendSettings, logger: Logger): Promise<RedisCounterStore> {
+  static async open(
+    settings: RedisBackendSettings,
+    logger: Logger,
+    stats?: PoolStatsSource,
+  ): Promise<RedisCounterStore> {
     const holder: { store?: RedisCounterStore } = {};
     const onChange = (): void => holder.store?.connectionChanged();
     const build = (instance: RedisInstanceSettings): Instance => {
@@ -191,7 +207,19 @@ export class RedisCounterStore implements CounterStore {
           error: err.message,
         });
       });
-      return new Instance(instance, client, onChange);
+      const pool = instance === settings.perSecond ? 'redis_per_second_pool' : 'redis_pool';
+      return new Instance(
+        instance,
+        client,
+        onChange,
+        stats === undefined
+          ? undefined
+          : {
+              active: stats.gauge(STAT.redisPool(pool, 'cx_active')),
+              total: stats.counter(STAT.redisPool(pool, 'cx_total')),
+              closed: stats.counter(STAT.redisPool(pool, 'cx_local_close')),
+            },
+      );
     };
     const main = build(settings.main);
     const perSecond = settings.perSecond === undefined ? undefined : build(settings.perSecond);

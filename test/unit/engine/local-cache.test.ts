@@ -42,3 +42,29 @@ it('counts a key added twice once', () => {
   expect(cache.sizeBytes).toBe(bytes);
   expect(cache.size).toBe(1);
 });
+
+it('counts lookups, hits, misses, expiries, overwrites and evictions for its gauges', () => {
+  const clock = new ManualClock(0);
+  const cache = new OverLimitCache(200, clock);
+  cache.add('a', 1);
+  cache.add('a', 1);
+  cache.has('a');
+  cache.has('b');
+  clock.advance(1000);
+  cache.has('a');
+  for (let i = 0; i < 10; i++) cache.add(`key-${i}`, 60);
+  expect({
+    lookups: cache.lookups,
+    hits: cache.hits,
+    misses: cache.misses,
+    expired: cache.expired,
+    overwrites: cache.overwrites,
+  }).toEqual({
+    lookups: 3,
+    hits: 1,
+    misses: 2,
+    expired: 1,
+    overwrites: 1,
+  });
+  expect(cache.evictions).toBeGreaterThan(0);
+});
