@@ -7,7 +7,12 @@ import { OverLimitCache, RateLimitEngine, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
-import { FileConfigProvider, type ConfigListener, type ConfigProvider } from './provider';
+import {
+  FileConfigProvider,
+  XdsConfigProvider,
+  type ConfigListener,
+  type ConfigProvider,
+} from './provider';
 import {
   createDebugServer,
   createHttpApp,
@@ -84,19 +89,18 @@ async function openStore(
 }
 
 function createProvider(settings: Settings, stats: StatsStore, logger: Logger): ConfigProvider {
+  const compile = {
+    stats,
+    mergeDomainConfig: settings.config.mergeDomainConfig,
+    sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
+  };
   const source = settings.config.source;
-  if (source.type !== 'FILE') {
-    throw new Error('configuration from an xDS management server is not available in this version');
+  switch (source.type) {
+    case 'FILE':
+      return new FileConfigProvider({ settings: source, compile, logger });
+    case 'GRPC_XDS_SOTW':
+      return new XdsConfigProvider({ settings: source, compile, logger });
   }
-  return new FileConfigProvider({
-    settings: source,
-    compile: {
-      stats,
-      mergeDomainConfig: settings.config.mergeDomainConfig,
-      sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
-    },
-    logger,
-  });
 }
 
 /** The sinks of the settings; the Prometheus one is returned apart too, for its listener. */

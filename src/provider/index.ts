@@ -1,7 +1,10 @@
-// Configuration providers: the seam, and its file implementation.
+// Configuration providers: the seam, and its file and xDS implementations.
 export type { ConfigProvider, ConfigListener } from './provider';
 export {
   FileConfigProvider,
   configDirectory,
   type FileProviderOptions,
 } from './file/file-provider';
+export { XdsConfigProvider, xdsNode, type XdsProviderOptions } from './xds/xds-provider';
+export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
+export { Backoff } from './xds/backoff';

@@ -138,9 +138,15 @@ export function list(): FieldSpec<readonly string[]> {
   };
 }
 
-/** A comma-separated list of `key:value` pairs, as the reference reads maps. */
-export function map(): FieldSpec<Readonly<Record<string, string>>> {
-  const accepted = 'a comma-separated list of key:value pairs, e.g. k1:v1,k2:v2';
+/**
+ * A comma-separated list of `key:value` pairs, as the reference reads maps. With
+ * `allowEquals` a pair may also be `key=value`, split at whichever separator comes first (the
+ * reference reads CONFIG_GRPC_XDS_NODE_METADATA that way).
+ */
+export function map(allowEquals = false): FieldSpec<Readonly<Record<string, string>>> {
+  const accepted = allowEquals
+    ? 'a comma-separated list of key:value (or key=value) pairs, e.g. k1:v1,k2:v2'
+    : 'a comma-separated list of key:value pairs, e.g. k1:v1,k2:v2';
   return {
     defaultValue: Object.freeze({}),
     accepted,
@@ -149,8 +155,10 @@ export function map(): FieldSpec<Readonly<Record<string, string>>> {
       for (const item of text.split(',')) {
         if (item.trim() === '') continue;
         const colon = item.indexOf(':');
-        if (colon <= 0) return { ok: false, accepted };
-        out[item.slice(0, colon).trim()] = item.slice(colon + 1).trim();
+        const equals = allowEquals ? item.indexOf('=') : -1;
+        const at = colon < 0 ? equals : equals < 0 ? colon : Math.min(colon, equals);
+        if (at <= 0) return { ok: false, accepted };
+        out[item.slice(0, at).trim()] = item.slice(at + 1).trim();
       }
       return ok(Object.freeze(out));
     },

@@ -380,6 +380,17 @@ export function loadSettings(env: Environment = process.env): Settings {
         'GRPC_SERVER_USE_TLS is true but GRPC_SERVER_TLS_CERT or GRPC_SERVER_TLS_KEY is not set',
     });
   }
+  if (
+    c.CONFIG_TYPE === 'GRPC_XDS_SOTW' &&
+    x.CONFIG_GRPC_XDS_SERVER_USE_TLS &&
+    (x.CONFIG_GRPC_XDS_CLIENT_TLS_CERT === '') !== (x.CONFIG_GRPC_XDS_CLIENT_TLS_KEY === '')
+  ) {
+    problems.push({
+      setting: 'CONFIG_GRPC_XDS_CLIENT_TLS_CERT',
+      message:
+        'CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY go together; set both or neither',
+    });
+  }
   if (raw.redisCommon.PERSECOND && raw.redisPerSecond.URL === '' && l.BACKEND_TYPE === 'redis') {
     problems.push({
       setting: 'REDIS_PERSECOND_URL',

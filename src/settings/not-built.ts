@@ -20,11 +20,6 @@ const whenTrue =
  */
 export const NOT_BUILT: readonly NotBuilt[] = [
   {
-    setting: 'CONFIG_TYPE',
-    asked: (raw) => (raw.config.CONFIG_TYPE === 'GRPC_XDS_SOTW' ? 'GRPC_XDS_SOTW' : undefined),
-    capability: 'configuration from an xDS management server',
-  },
-  {
     setting: 'BACKEND_TYPE',
     asked: (raw) => (raw.limiter.BACKEND_TYPE === 'memcache' ? 'memcache' : undefined),
     capability: 'the memcached backend',

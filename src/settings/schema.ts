@@ -78,7 +78,7 @@ export const SCHEMA = {
   }),
   xds: group('', {
     CONFIG_GRPC_XDS_NODE_ID: str('default'),
-    CONFIG_GRPC_XDS_NODE_METADATA: map(),
+    CONFIG_GRPC_XDS_NODE_METADATA: map(true),
     CONFIG_GRPC_XDS_SERVER_URL: str('localhost:18000'),
     CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: duration('3s'),
     CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: map(),

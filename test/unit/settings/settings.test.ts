@@ -384,10 +384,6 @@ describe('refusals name the setting, the value and what is accepted', () => {
 describe('capabilities not built yet are refused, never ignored', () => {
   it.each([
     [
-      { CONFIG_TYPE: 'GRPC_XDS_SOTW' },
-      'CONFIG_TYPE: "GRPC_XDS_SOTW" asks for configuration from an xDS management server',
-    ],
-    [
       { BACKEND_TYPE: 'memcache', MEMCACHE_HOST_PORT: 'h:1' },
       'BACKEND_TYPE: "memcache" asks for the memcached backend',
     ],
@@ -494,5 +490,54 @@ describe('statistics sinks', () => {
         },
       ],
     });
+  });
+});
+
+describe('the xDS source', () => {
+  it('reads every CONFIG_GRPC_XDS_* and XDS_CLIENT_* setting', () => {
+    const s = loadSettings({
+      CONFIG_TYPE: 'GRPC_XDS_SOTW',
+      CONFIG_GRPC_XDS_SERVER_URL: 'cp:18000',
+      CONFIG_GRPC_XDS_NODE_ID: 'rls-1',
+      CONFIG_GRPC_XDS_NODE_METADATA: 'a=1,b:2',
+      CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'x-k:v',
+      CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: '/ca.pem',
+      CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'cp.internal',
+      XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '1s',
+      XDS_CLIENT_BACKOFF_MAX_INTERVAL: '1m',
+      XDS_CLIENT_BACKOFF_RANDOM_FACTOR: '0.2',
+      XDS_CLIENT_BACKOFF_JITTER: 'false',
+      XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: '8388608',
+    });
+    expect(s.config.source).toEqual({
+      type: 'GRPC_XDS_SOTW',
+      nodeId: 'rls-1',
+      nodeMetadata: { a: '1', b: '2' },
+      serverUrl: 'cp:18000',
+      connectRetryIntervalMs: 3000,
+      additionalHeaders: { 'x-k': 'v' },
+      tls: {
+        certFile: undefined,
+        keyFile: undefined,
+        caFile: '/ca.pem',
+        serverName: 'cp.internal',
+        skipHostnameVerification: false,
+      },
+      backoff: { initialIntervalMs: 1000, maxIntervalMs: 60000, randomFactor: 0.2, jitter: false },
+      maxMessageSizeBytes: 8388608,
+    });
+  });
+
+  it('wants the client certificate and key together', () => {
+    expect(
+      problems({
+        CONFIG_TYPE: 'GRPC_XDS_SOTW',
+        CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+        CONFIG_GRPC_XDS_CLIENT_TLS_CERT: '/c.pem',
+      }),
+    ).toEqual([
+      'CONFIG_GRPC_XDS_CLIENT_TLS_CERT: CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY go together; set both or neither',
+    ]);
   });
 });

@@ -1,0 +1,94 @@
+// Rate limit configuration files (the service's own YAML format) turned into RateLimitConfig resources.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { encodeConfig, TYPE_URL } from './proto';
+
+/** A resource as the ADS response carries it. */
+export interface Resource {
+  readonly name: string;
+  readonly typeUrl: string;
+  readonly value: Uint8Array;
+}
+
+const UNITS = new Set(['SECOND', 'MINUTE', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'YEAR']);
+
+type Obj = Record<string, unknown>;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function structValue(value: unknown): Obj {
+  if (value === null || value === undefined) return { nullValue: 'NULL_VALUE' };
+  if (typeof value === 'number') return { numberValue: value };
+  if (typeof value === 'boolean') return { boolValue: value };
+  if (Array.isArray(value)) return { listValue: { values: value.map(structValue) } };
+  if (isObj(value)) return { structValue: struct(value) };
+  return { stringValue: text(value) };
+}
+
+function struct(object: Obj): Obj {
+  const fields: Obj = {};
+  for (const [key, value] of Object.entries(object)) fields[key] = structValue(value);
+  return { fields };
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? String(value)
+    : '';
+}
+
+function descriptor(d: unknown): Obj {
+  if (!isObj(d)) return {};
+  const out: Obj = { key: text(d.key), value: text(d.value) };
+  if (isObj(d.rate_limit)) {
+    const r = d.rate_limit;
+    const unit = text(r.unit).toUpperCase();
+    out.rateLimit = {
+      // A unit the protocol cannot carry goes as UNKNOWN; the service refuses it (a NACK to watch).
+      unit: UNITS.has(unit) ? unit : 'UNKNOWN',
+      requestsPerUnit: typeof r.requests_per_unit === 'number' ? r.requests_per_unit : 0,
+      unlimited: r.unlimited === true,
+      name: text(r.name),
+      replaces: Array.isArray(r.replaces)
+        ? r.replaces.map((x: unknown) => ({ name: isObj(x) ? text(x.name) : '' }))
+        : [],
+    };
+  }
+  if (Array.isArray(d.descriptors)) out.descriptors = d.descriptors.map(descriptor);
+  for (const [yamlKey, protoKey] of [
+    ['shadow_mode', 'shadowMode'],
+    ['detailed_metric', 'detailedMetric'],
+    ['quota_mode', 'quotaMode'],
+    ['value_to_metric', 'valueToMetric'],
+    ['share_threshold', 'shareThreshold'],
+  ] as const) {
+    if (d[yamlKey] === true) out[protoKey] = true;
+  }
+  if (isObj(d.metadata)) out.metadata = struct(d.metadata);
+  return out;
+}
+
+/** One resource from one file's text; the resource is named after the file. */
+export function resourceFromYaml(name: string, yamlText: string): Resource {
+  const doc: unknown = parse(yamlText);
+  const root = isObj(doc) ? doc : {};
+  const config = {
+    name,
+    domain: text(root.domain),
+    descriptors: Array.isArray(root.descriptors) ? root.descriptors.map(descriptor) : [],
+  };
+  return { name, typeUrl: TYPE_URL, value: encodeConfig(config) };
+}
+
+/** Every *.yaml / *.yml of a directory, sorted by name. */
+export function readConfigDirectory(dir: string): Resource[] {
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/i.test(f) && !f.startsWith('.'))
+    .sort()
+    .map((f) =>
+      resourceFromYaml(f.replace(/\.ya?ml$/i, ''), readFileSync(path.join(dir, f), 'utf8')),
+    );
+}

@@ -1,0 +1,255 @@
+// The management server: ADS (and RateLimitConfigDiscoveryService) state of the world, per node.
+import * as grpc from '@grpc/grpc-js';
+import type { Resource } from './config-files';
+import { loadServices, TYPE_URL } from './proto';
+
+interface DiscoveryRequest {
+  versionInfo?: string;
+  node?: {
+    id?: string;
+    userAgentName?: string;
+    userAgentVersion?: string;
+    metadata?: { fields?: Record<string, { stringValue?: string }> };
+  };
+  typeUrl?: string;
+  responseNonce?: string;
+  errorDetail?: { code?: number; message?: string };
+}
+
+interface DiscoveryResponse {
+  versionInfo: string;
+  // protobufjs's bundled Any keeps the proto field name.
+  resources: { type_url: string; value: Uint8Array }[];
+  typeUrl: string;
+  nonce: string;
+  controlPlane: { identifier: string };
+}
+
+type Stream = grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+
+/** What the simulator knows of one node, for the admin API. */
+export interface NodeStatus {
+  connectedStreams: number;
+  lastSentVersion: string | undefined;
+  lastAckVersion: string | undefined;
+  lastNack: { version: string | undefined; message: string; at: string } | undefined;
+  requests: number;
+  userAgent: string | undefined;
+  /** Metadata of the node's latest stream, as the client sent it. */
+  headers: Record<string, string>;
+  /** The node's own metadata (string values). */
+  metadata: Record<string, string>;
+}
+
+export interface Logger {
+  (message: string): void;
+}
+
+interface StreamState {
+  readonly call: Stream;
+  nodeId: string | undefined;
+  nonce: number;
+  lastSentNonce: string | undefined;
+}
+
+/**
+ * Serves one set of resources, versioned by a counter bumped on every change, to every
+ * subscriber. A NACK is logged and recorded; the node keeps its state and nothing is resent
+ * until the next change.
+ */
+export class ManagementServer {
+  readonly server = new grpc.Server();
+  private readonly streams = new Set<StreamState>();
+  private readonly nodes = new Map<string, NodeStatus>();
+  private resources: readonly Resource[] = [];
+  private versionNumber = 0;
+  private readonly epoch = Date.now().toString(36);
+
+  constructor(
+    private readonly log: Logger,
+    private readonly identifier = 'ratelimit-control-plane-sim',
+  ) {
+    const services = loadServices();
+    const handler = (call: Stream): void => {
+      this.onStream(call);
+    };
+    this.server.addService(services.ads, { StreamAggregatedResources: handler });
+    this.server.addService(services.rlsConfig, {
+      StreamRlsConfigs: handler,
+      FetchRlsConfigs: (
+        _call: grpc.ServerUnaryCall<DiscoveryRequest, DiscoveryResponse>,
+        callback: grpc.sendUnaryData<DiscoveryResponse>,
+      ) => {
+        callback(null, this.response('fetch'));
+      },
+    });
+  }
+
+  /**
+   * Versions carry this run's start time, so a client that reconnects after a restart with a
+   * version of the previous run is never mistaken for one that is up to date.
+   */
+  get version(): string {
+    return `${this.versionNumber}-${this.epoch}`;
+  }
+
+  get resourceNames(): string[] {
+    return this.resources.map((r) => r.name);
+  }
+
+  /** Replaces the whole set with a new version and pushes it to every stream. */
+  setResources(resources: readonly Resource[]): void {
+    this.resources = resources;
+    this.versionNumber += 1;
+    this.log(`version ${this.version}: ${this.resourceNames.join(', ') || '(no resources)'}`);
+    for (const stream of this.streams) this.send(stream);
+  }
+
+  /** Ends every stream with UNAVAILABLE, as a management server restart would. */
+  disconnectAll(): number {
+    const count = this.streams.size;
+    for (const stream of [...this.streams]) {
+      // An error status ends the stream for the client, as a server going away does.
+      stream.call.emit('error', {
+        code: grpc.status.UNAVAILABLE,
+        details: 'disconnected by the simulator',
+      });
+    }
+    return count;
+  }
+
+  status(): { version: string; resources: string[]; nodes: Record<string, NodeStatus> } {
+    return {
+      version: this.version,
+      resources: this.resourceNames,
+      nodes: Object.fromEntries(this.nodes),
+    };
+  }
+
+  private node(id: string): NodeStatus {
+    let node = this.nodes.get(id);
+    if (node === undefined) {
+      node = {
+        connectedStreams: 0,
+        lastSentVersion: undefined,
+        lastAckVersion: undefined,
+        lastNack: undefined,
+        requests: 0,
+        userAgent: undefined,
+        headers: {},
+        metadata: {},
+      };
+      this.nodes.set(id, node);
+    }
+    return node;
+  }
+
+  private response(nonce: string): DiscoveryResponse {
+    return {
+      versionInfo: this.version,
+      resources: this.resources.map((r) => ({ type_url: r.typeUrl, value: r.value })),
+      typeUrl: TYPE_URL,
+      nonce,
+      controlPlane: { identifier: this.identifier },
+    };
+  }
+
+  private send(stream: StreamState): void {
+    if (stream.nodeId === undefined) return;
+    stream.nonce += 1;
+    const nonce = String(stream.nonce);
+    stream.lastSentNonce = nonce;
+    this.node(stream.nodeId).lastSentVersion = this.version;
+    stream.call.write(this.response(nonce));
+  }
+
+  private onStream(call: Stream): void {
+    const state: StreamState = { call, nodeId: undefined, nonce: 0, lastSentNonce: undefined };
+    this.streams.add(state);
+    const headers: Record<string, string> = {};
+    for (const [key, value] of Object.entries(call.metadata.getMap())) headers[key] = String(value);
+    const close = (): void => {
+      if (!this.streams.delete(state)) return;
+      if (state.nodeId !== undefined) this.node(state.nodeId).connectedStreams -= 1;
+    };
+    call.on('end', () => {
+      close();
+      call.end();
+    });
+    call.on('error', close);
+    call.on('close', close);
+    call.on('data', (request: DiscoveryRequest) => {
+      this.onRequest(state, request, headers);
+    });
+  }
+
+  private onRequest(
+    state: StreamState,
+    request: DiscoveryRequest,
+    headers: Record<string, string>,
+  ): void {
+    if (request.typeUrl !== TYPE_URL) {
+      this.log(`ignoring a request for ${request.typeUrl ?? '(no type)'}`);
+      return;
+    }
+    if (state.nodeId === undefined) {
+      // The node travels in the first request of a stream.
+      const id = request.node?.id ?? '';
+      state.nodeId = id;
+      const node = this.node(id);
+      node.connectedStreams += 1;
+      node.headers = headers;
+      node.metadata = Object.fromEntries(
+        Object.entries(request.node?.metadata?.fields ?? {}).map(([k, v]) => [
+          k,
+          v.stringValue ?? '',
+        ]),
+      );
+
+      node.userAgent =
+        request.node?.userAgentName === undefined
+          ? undefined
+          : `${request.node.userAgentName}/${request.node.userAgentVersion ?? ''}`;
+      node.requests += 1;
+      this.log(
+        `node ${JSON.stringify(id)} connected with version ${JSON.stringify(request.versionInfo ?? '')}`,
+      );
+      // A client that already holds the current version needs nothing until the next change.
+      if ((request.versionInfo ?? '') !== this.version || this.versionNumber === 0)
+        this.send(state);
+      return;
+    }
+    const node = this.node(state.nodeId);
+    node.requests += 1;
+    if (request.responseNonce !== state.lastSentNonce) return;
+    if (request.errorDetail !== undefined) {
+      const message = request.errorDetail.message ?? '';
+      node.lastNack = { version: node.lastSentVersion, message, at: new Date().toISOString() };
+      this.log(
+        `node ${JSON.stringify(state.nodeId)} NACKed version ${node.lastSentVersion ?? ''}: ${message}`,
+      );
+      return;
+    }
+    node.lastAckVersion = request.versionInfo;
+    this.log(`node ${JSON.stringify(state.nodeId)} ACKed version ${request.versionInfo ?? ''}`);
+  }
+
+  /** Binds the gRPC listener; resolves with the port. */
+  listen(address: string, credentials: grpc.ServerCredentials): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(address, credentials, (err, port) => {
+        if (err !== null) reject(err);
+        else resolve(port);
+      });
+    });
+  }
+
+  shutdown(): Promise<void> {
+    this.disconnectAll();
+    return new Promise((resolve) => {
+      this.server.tryShutdown(() => {
+        resolve();
+      });
+    });
+  }
+}

@@ -1,0 +1,264 @@
+// The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources.
+import { readFileSync } from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
+import { compile, ConfigError, type CompileOptions, type ConfigDocument } from '../../config';
+import { describeError } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
+import { loadApi } from '../../lib/proto';
+import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
+import type { XdsSourceSettings } from '../../settings';
+import type { ConfigListener, ConfigProvider } from '../provider';
+import { Backoff } from './backoff';
+import { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
+
+/** A DiscoveryRequest as proto-loader encodes it. */
+interface DiscoveryRequest {
+  versionInfo: string;
+  node?: unknown;
+  resourceNames: string[];
+  typeUrl: string;
+  responseNonce: string;
+  errorDetail?: { code: number; message: string };
+}
+
+/** A DiscoveryResponse as proto-loader decodes it. */
+interface DiscoveryResponse {
+  versionInfo?: string;
+  resources?: WireAny[];
+  typeUrl?: string;
+  nonce?: string;
+}
+
+type AdsCall = grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+interface AdsClient extends grpc.Client {
+  StreamAggregatedResources(metadata: grpc.Metadata): AdsCall;
+}
+type AdsClientConstructor = new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options: grpc.ChannelOptions,
+) => AdsClient;
+
+/** google.rpc.Code INVALID_ARGUMENT, the status a NACK carries. */
+const INVALID_ARGUMENT = 3;
+
+export interface XdsProviderOptions {
+  readonly settings: XdsSourceSettings;
+  readonly compile: CompileOptions;
+  readonly logger: Logger;
+  /** Uniform in [0, 1), for the backoff's randomisation; injected by tests. */
+  readonly random?: () => number;
+}
+
+function credentials(settings: XdsSourceSettings): grpc.ChannelCredentials {
+  const tls = settings.tls;
+  if (tls === undefined) return grpc.credentials.createInsecure();
+  const read = (file: string | undefined, setting: string): Buffer | null => {
+    if (file === undefined) return null;
+    try {
+      return readFileSync(file);
+    } catch (err: unknown) {
+      throw new Error(`${setting}: cannot read ${file}: ${describeError(err)}`, { cause: err });
+    }
+  };
+  return grpc.credentials.createSsl(
+    read(tls.caFile, 'CONFIG_GRPC_XDS_SERVER_TLS_CACERT'),
+    read(tls.keyFile, 'CONFIG_GRPC_XDS_CLIENT_TLS_KEY'),
+    read(tls.certFile, 'CONFIG_GRPC_XDS_CLIENT_TLS_CERT'),
+  );
+}
+
+function channelOptions(settings: XdsSourceSettings): grpc.ChannelOptions {
+  const options: grpc.ChannelOptions = {};
+  if (settings.maxMessageSizeBytes !== undefined)
+    options['grpc.max_receive_message_length'] = settings.maxMessageSizeBytes;
+  const serverName = settings.tls?.serverName;
+  if (serverName !== undefined) {
+    // The name the server certificate is checked against, instead of the dialled host.
+    options['grpc.ssl_target_name_override'] = serverName;
+    options['grpc.default_authority'] = serverName;
+  }
+  return options;
+}
+
+/** The xDS node this client presents: its id, metadata and user agent. */
+export function xdsNode(settings: XdsSourceSettings): unknown {
+  const fields: Record<string, { stringValue: string }> = {};
+  for (const [key, value] of Object.entries(settings.nodeMetadata))
+    fields[key] = { stringValue: value };
+  return {
+    id: settings.nodeId,
+    metadata: { fields },
+    userAgentName: SERVICE_NAME,
+    userAgentVersion: SERVICE_VERSION,
+  };
+}
+
+/**
+ * Subscribes to every RateLimitConfig (a wildcard subscription) over ADS. Each response holds
+ * the complete set; it is compiled as files are, and ACKed with its version when it compiles
+ * or NACKed with the last good version and every problem when it does not, the previous
+ * snapshot serving on. Any end of the stream reconnects after a backoff, and the first
+ * request of a new stream carries the last accepted version.
+ */
+export class XdsConfigProvider implements ConfigProvider {
+  private readonly client: AdsClient;
+  private readonly metadata: grpc.Metadata;
+  private readonly backoff: Backoff;
+  private listener: ConfigListener | undefined;
+  private call: AdsCall | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lastAcceptedVersion = '';
+  private hasEverReceived = false;
+  private isStopped = false;
+
+  constructor(private readonly options: XdsProviderOptions) {
+    const settings = options.settings;
+    const root = loadApi(['envoy/service/discovery/v3/ads.proto']) as unknown as {
+      envoy: {
+        service: { discovery: { v3: { AggregatedDiscoveryService: AdsClientConstructor } } };
+      };
+    };
+    this.client = new root.envoy.service.discovery.v3.AggregatedDiscoveryService(
+      settings.serverUrl,
+      credentials(settings),
+      channelOptions(settings),
+    );
+    this.metadata = new grpc.Metadata();
+    for (const [key, value] of Object.entries(settings.additionalHeaders))
+      this.metadata.add(key.toLowerCase(), value);
+    this.backoff = new Backoff(settings.backoff, options.random);
+  }
+
+  start(listener: ConfigListener): Promise<void> {
+    this.listener = listener;
+    this.options.logger.info('connecting to the xDS management server', {
+      server: this.options.settings.serverUrl,
+    });
+    this.openStream();
+    return Promise.resolve();
+  }
+
+  /** The version of the last configuration accepted (ACKed); empty before the first. */
+  get acceptedVersion(): string {
+    return this.lastAcceptedVersion;
+  }
+
+  private openStream(): void {
+    if (this.isStopped) return;
+    const call = this.client.StreamAggregatedResources(this.metadata);
+    this.call = call;
+    call.on('data', (response: DiscoveryResponse) => {
+      if (this.call === call) this.onResponse(call, response);
+    });
+    call.on('error', () => {
+      // The status event that follows reports and handles the end of the stream.
+    });
+    call.on('status', (status: grpc.StatusObject) => {
+      if (this.call !== call) return;
+      this.call = undefined;
+      this.scheduleReconnect(status);
+    });
+    call.write({
+      versionInfo: this.lastAcceptedVersion,
+      node: xdsNode(this.options.settings),
+      resourceNames: [],
+      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+      responseNonce: '',
+    });
+  }
+
+  private scheduleReconnect(status: grpc.StatusObject): void {
+    if (this.isStopped) return;
+    // Until the server has answered once, retry at CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL
+    // (spread by half, as the reference's linear retry does); afterwards back off exponentially.
+    const delayMs = this.hasEverReceived
+      ? this.backoff.next()
+      : this.options.settings.connectRetryIntervalMs *
+        (0.5 + (this.options.random ?? Math.random)());
+    this.options.logger.warn('the xDS stream ended; reconnecting', {
+      server: this.options.settings.serverUrl,
+      status: grpc.status[status.code],
+      details: status.details,
+      retryInMs: Math.round(delayMs),
+    });
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.openStream();
+    }, delayMs);
+    this.retryTimer.unref();
+  }
+
+  private onResponse(call: AdsCall, response: DiscoveryResponse): void {
+    const listener = this.listener;
+    if (listener === undefined) return;
+    if (!this.hasEverReceived) this.options.logger.info('connected to the xDS management server');
+    this.hasEverReceived = true;
+    this.backoff.reset();
+    const version = response.versionInfo ?? '';
+    const nonce = response.nonce ?? '';
+    if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
+      // ADS may carry other types; a response of one we did not ask for is refused.
+      this.nack(
+        call,
+        nonce,
+        `unexpected type_url ${JSON.stringify(response.typeUrl ?? '')}; subscribed to ${RATE_LIMIT_CONFIG_TYPE_URL}`,
+      );
+      return;
+    }
+    const errors: ConfigError[] = [];
+    const documents: ConfigDocument[] = [];
+    (response.resources ?? []).forEach((resource, index) => {
+      const decoded = decodeResource(resource, index);
+      if (decoded instanceof ConfigError) errors.push(decoded);
+      else documents.push(decoded);
+    });
+    const result = compile(documents, this.options.compile);
+    if (!result.ok) errors.push(...result.errors);
+    if (errors.length > 0 || !result.ok) {
+      listener.onRejected(errors);
+      this.nack(call, nonce, errors.map((e) => e.message).join('; '));
+      this.options.logger.warn('refused an xDS update (NACK)', {
+        version,
+        lastAccepted: this.lastAcceptedVersion,
+      });
+      return;
+    }
+    listener.onSnapshot(result.snapshot);
+    this.lastAcceptedVersion = version;
+    call.write({
+      versionInfo: version,
+      resourceNames: [],
+      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+      responseNonce: nonce,
+    });
+    this.options.logger.info('accepted an xDS update (ACK)', {
+      version,
+      domains: result.snapshot.domains.join(','),
+    });
+  }
+
+  private nack(call: AdsCall, nonce: string, message: string): void {
+    call.write({
+      versionInfo: this.lastAcceptedVersion,
+      resourceNames: [],
+      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+      responseNonce: nonce,
+      errorDetail: { code: INVALID_ARGUMENT, message },
+    });
+  }
+
+  stop(): Promise<void> {
+    this.isStopped = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    const call = this.call;
+    this.call = undefined;
+    try {
+      call?.cancel();
+    } catch (err: unknown) {
+      this.options.logger.debug('cancelling the xDS stream failed', { error: describeError(err) });
+    }
+    this.client.close();
+    return Promise.resolve();
+  }
+}

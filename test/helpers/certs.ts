@@ -1,0 +1,94 @@
+// A throwaway certificate authority and certificates for TLS tests, made with openssl.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface Certificates {
+  readonly dir: string;
+  readonly caCert: string;
+  readonly serverCert: string;
+  readonly serverKey: string;
+  readonly clientCert: string;
+  readonly clientKey: string;
+  /** A second CA, which signed nothing above, for tests that must fail verification. */
+  readonly otherCaCert: string;
+  destroy(): void;
+}
+
+function openssl(dir: string, args: string[]): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+}
+
+function issue(dir: string, name: string, subject: string, san: string, ca: string): void {
+  openssl(dir, [
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    subject,
+  ]);
+  writeFileSync(
+    path.join(dir, `${name}.ext`),
+    `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n`,
+  );
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${ca}.crt`,
+    '-CAkey',
+    `${ca}.key`,
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+  ]);
+}
+
+/** Makes a CA, a server certificate for `serverName` and a client certificate. */
+export function makeCertificates(serverName: string): Certificates {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rl-certs-'));
+  for (const ca of ['ca', 'other-ca']) {
+    openssl(dir, [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${ca}.key`,
+      '-out',
+      `${ca}.crt`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=test ${ca}`,
+    ]);
+  }
+  issue(dir, 'server', `/CN=${serverName}`, `DNS:${serverName}`, 'ca');
+  issue(dir, 'client', '/CN=ratelimit-client', 'DNS:ratelimit-client', 'ca');
+  const file = (name: string): string => path.join(dir, name);
+  return {
+    dir,
+    caCert: file('ca.crt'),
+    serverCert: file('server.crt'),
+    serverKey: file('server.key'),
+    clientCert: file('client.crt'),
+    clientKey: file('client.key'),
+    otherCaCert: file('other-ca.crt'),
+    destroy: () => {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,302 @@
+// The built service configured by the bundled control-plane simulator over ADS, each a process.
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { makeCertificates, type Certificates } from '../helpers/certs';
+import { collectCleanups } from '../helpers/cleanups';
+import { eventually } from '../helpers/eventually';
+import { RlsClient, rlsRequest } from '../helpers/grpc-client';
+import { ServiceProcess } from '../helpers/service-process';
+import { SimProcess } from '../helpers/sim-process';
+
+const cleanup = collectCleanups();
+
+function domainFile(domain: string, rpu: number): string {
+  return `domain: ${domain}\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: ${rpu} }\n`;
+}
+
+function configDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rl-sim-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  cleanup(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+/** Fast backoff so reconnection is quick in tests. */
+const FAST = {
+  XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '100ms',
+  XDS_CLIENT_BACKOFF_MAX_INTERVAL: '400ms',
+  CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: '100ms',
+};
+
+async function startService(
+  sim: SimProcess,
+  env: Record<string, string> = {},
+  waitFor: 'healthy' | 'nothing' = 'healthy',
+) {
+  const service = await ServiceProcess.start({
+    env: {
+      BACKEND_TYPE: 'memory',
+      CONFIG_TYPE: 'GRPC_XDS_SOTW',
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${sim.port}`,
+      CONFIG_GRPC_XDS_NODE_ID: `node-${sim.port}`,
+      ...FAST,
+      ...env,
+    },
+    waitFor,
+  });
+  cleanup(() => service.stop());
+  const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+  cleanup(() => {
+    client.close();
+  });
+  return { service, client };
+}
+
+async function limitOf(client: RlsClient, domain: string): Promise<number | undefined> {
+  const res = await client.shouldRateLimit(rlsRequest(domain, [[['k', `v${Math.random()}`]]]));
+  return res.statuses?.[0]?.currentLimit?.requestsPerUnit;
+}
+
+describe('with a plaintext management server', () => {
+  let dir: string;
+  let sim: SimProcess;
+  let service: ServiceProcess;
+  let client: RlsClient;
+
+  beforeAll(async () => {
+    dir = configDir({ 'a.yaml': domainFile('a', 5), 'b.yaml': domainFile('b', 7) });
+    sim = await SimProcess.start(dir);
+    cleanup(() => sim.kill());
+    ({ service, client } = await startService(sim, {
+      CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'x-team:payments,x-env:dev',
+      CONFIG_GRPC_XDS_NODE_METADATA: 'zone=eu-1,tier:gold',
+    }));
+  });
+
+  it('loads the initial configuration and ACKs it', async () => {
+    expect(await limitOf(client, 'a')).toBe(5);
+    expect(await limitOf(client, 'b')).toBe(7);
+    await eventually(
+      async () => {
+        const status = await sim.status();
+        return (
+          status.version.startsWith('1-') &&
+          status.nodes[`node-${sim.port}`]?.lastAckVersion === status.version
+        );
+      },
+      { what: 'the ACK' },
+    );
+  });
+
+  it('sends its extra headers, node metadata and user agent', async () => {
+    const node = (await sim.status()).nodes[`node-${sim.port}`];
+    expect(node?.headers).toMatchObject({ 'x-team': 'payments', 'x-env': 'dev' });
+    expect(node?.metadata).toEqual({ zone: 'eu-1', tier: 'gold' });
+
+    expect(node?.userAgent).toMatch(/^ratelimit-ts\/\d+\.\d+\.\d+$/);
+  });
+
+  it('applies an update and removes a domain that is gone', async () => {
+    writeFileSync(path.join(dir, 'a.yaml'), domainFile('a', 9));
+    await eventually(async () => (await limitOf(client, 'a')) === 9, { what: 'the update' });
+    unlinkSync(path.join(dir, 'b.yaml'));
+    await eventually(async () => (await limitOf(client, 'b')) === undefined, {
+      what: 'the removal',
+    });
+    const version = (await sim.status()).version;
+    await eventually(
+      async () => (await sim.status()).nodes[`node-${sim.port}`]?.lastAckVersion === version,
+      { what: 'the last ACK' },
+    );
+  });
+
+  it('NACKs a bad resource with the resource and the reason, and keeps the old configuration', async () => {
+    const before = await service.stat('ratelimit.service.config_load_error');
+    await sim.post('/bad-resource');
+    await eventually(
+      async () => (await sim.status()).nodes[`node-${sim.port}`]?.lastNack !== undefined,
+      { what: 'the NACK' },
+    );
+    const status = await sim.status();
+    const node = status.nodes[`node-${sim.port}`];
+    expect(node?.lastNack).toEqual({
+      version: status.version,
+      message: "resource bad-resource: invalid rate limit unit 'UNKNOWN'",
+      at: expect.any(String) as unknown,
+    });
+    expect(node?.lastAckVersion).not.toBe(status.version);
+    expect(await limitOf(client, 'a')).toBe(9);
+    expect(await limitOf(client, 'bad')).toBeUndefined();
+    expect(await service.stat('ratelimit.service.config_load_error')).toBe(before + 1);
+    expect(service.logs).toContain(
+      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN'",
+    );
+    await sim.post('/bad-resource', undefined, 'DELETE');
+    await eventually(
+      async () => {
+        const s = await sim.status();
+        return s.nodes[`node-${sim.port}`]?.lastAckVersion === s.version;
+      },
+      { what: 'an ACK after the fix' },
+    );
+  });
+
+  it('takes a pushed configuration', async () => {
+    await sim.post('/push?name=pushed', domainFile('pushed', 3));
+    await eventually(async () => (await limitOf(client, 'pushed')) === 3, {
+      what: 'the pushed domain',
+    });
+  });
+
+  it('keeps serving while the server is gone, reconnects with its last version, and takes the next update', async () => {
+    const acked = (await sim.status()).nodes[`node-${sim.port}`]?.lastAckVersion ?? '';
+    await sim.kill();
+    await eventually(() => service.logs.includes('the xDS stream ended; reconnecting'), {
+      what: 'the disconnect',
+    });
+    expect(await limitOf(client, 'a')).toBe(9);
+    // The restarted server knows nothing of pushes; its files are a only.
+    await sim.restart();
+    await eventually(
+      () => sim.logs.includes(`node "node-${sim.port}" connected with version "${acked}"`),
+      {
+        what: 'a reconnect carrying the last accepted version',
+        timeoutMs: 15_000,
+      },
+    );
+    writeFileSync(path.join(dir, 'c.yaml'), domainFile('c', 11));
+    await eventually(async () => (await limitOf(client, 'c')) === 11, { what: 'the next update' });
+    expect(await limitOf(client, 'pushed')).toBeUndefined();
+  });
+
+  it('reconnects after the server drops every stream', async () => {
+    const ended = (service.logs.match(/the xDS stream ended; reconnecting/g) ?? []).length;
+    await sim.post('/disconnect');
+    await eventually(
+      () => (service.logs.match(/the xDS stream ended; reconnecting/g) ?? []).length > ended,
+      { what: 'the dropped stream' },
+    );
+    expect(service.logs).toContain('details="disconnected by the simulator"');
+    writeFileSync(path.join(dir, 'd.yaml'), domainFile('d', 13));
+    await eventually(async () => (await limitOf(client, 'd')) === 13, {
+      what: 'an update after the drop',
+      timeoutMs: 15_000,
+    });
+  });
+});
+
+describe('start-up', () => {
+  it('starts without configuration when told to, unhealthy until the server answers', async () => {
+    const dir = configDir({ 'a.yaml': domainFile('a', 2) });
+    const sim = await SimProcess.start(dir);
+    cleanup(() => sim.kill());
+    await sim.kill();
+    const { service } = await startService(
+      sim,
+      {
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+        HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: 'true',
+      },
+      'nothing',
+    );
+    await eventually(
+      async () => (await fetch(service.url('/healthcheck')).catch(() => undefined))?.status === 500,
+      { what: 'an unhealthy start' },
+    );
+    await sim.restart();
+    await eventually(async () => (await fetch(service.url('/healthcheck'))).status === 200, {
+      what: 'healthy once configured',
+      timeoutMs: 15_000,
+    });
+  });
+});
+
+describe('over TLS', () => {
+  let certs: Certificates;
+
+  beforeAll(() => {
+    certs = makeCertificates('sim.test');
+    cleanup(() => {
+      certs.destroy();
+    });
+  });
+
+  it('verifies the server against the CA and the name in CONFIG_GRPC_XDS_SERVER_TLS_SAN', async () => {
+    const sim = await SimProcess.start(configDir({ 'a.yaml': domainFile('a', 4) }), [
+      '-tls_cert',
+      certs.serverCert,
+      '-tls_key',
+      certs.serverKey,
+    ]);
+    cleanup(() => sim.kill());
+    const { client } = await startService(sim, {
+      CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caCert,
+      CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
+    });
+    expect(await limitOf(client, 'a')).toBe(4);
+  });
+
+  it('presents a client certificate for mutual TLS', async () => {
+    const sim = await SimProcess.start(configDir({ 'a.yaml': domainFile('a', 6) }), [
+      '-tls_cert',
+      certs.serverCert,
+      '-tls_key',
+      certs.serverKey,
+      '-client_ca',
+      certs.caCert,
+    ]);
+    cleanup(() => sim.kill());
+    const { client } = await startService(sim, {
+      CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caCert,
+      CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
+      CONFIG_GRPC_XDS_CLIENT_TLS_CERT: certs.clientCert,
+      CONFIG_GRPC_XDS_CLIENT_TLS_KEY: certs.clientKey,
+    });
+    expect(await limitOf(client, 'a')).toBe(6);
+  });
+
+  it('gets no configuration from a server it cannot verify, or without its certificate', async () => {
+    const sim = await SimProcess.start(configDir({ 'a.yaml': domainFile('a', 8) }), [
+      '-tls_cert',
+      certs.serverCert,
+      '-tls_key',
+      certs.serverKey,
+      '-client_ca',
+      certs.caCert,
+    ]);
+    cleanup(() => sim.kill());
+    const untrusted = await startService(
+      sim,
+      {
+        CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+        CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.otherCaCert,
+        CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+      },
+      'nothing',
+    );
+    const anonymous = await startService(
+      sim,
+      {
+        CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+        CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caCert,
+        CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+      },
+      'nothing',
+    );
+    for (const { service } of [untrusted, anonymous]) {
+      await eventually(
+        () => (service.logs.match(/the xDS stream ended; reconnecting/g) ?? []).length >= 2,
+        { what: 'repeated failures' },
+      );
+      expect(service.logs).not.toContain('accepted an xDS update');
+    }
+    expect(Object.keys((await sim.status()).nodes)).toEqual([]);
+  });
+});

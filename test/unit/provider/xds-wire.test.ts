@@ -1,0 +1,201 @@
+// The xDS client against a management server built from the upstream definitions that
+// @grpc/grpc-js-xds ships (as go-control-plane encodes them), resources encoded by field number.
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
+import type { ConfigError, ConfigSnapshot } from '../../../src/config';
+import { silentLogger } from '../../../src/lib/logger';
+import { XdsConfigProvider } from '../../../src/provider';
+import { loadSettings, type XdsSourceSettings } from '../../../src/settings';
+import { StatsStore } from '../../../src/stats';
+import { eventually } from '../../helpers/eventually';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const DEPS = path.join(ROOT, 'node_modules', '@grpc', 'grpc-js-xds', 'deps');
+const TYPE_URL = 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
+
+/** The upstream ADS service, with go-style field names. */
+function upstreamAds(): grpc.ServiceDefinition {
+  const definition = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: false,
+    includeDirs: [
+      ...['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => path.join(DEPS, d)),
+      path.join(ROOT, 'node_modules', 'protobufjs'),
+    ],
+  });
+  const root = grpc.loadPackageDefinition(definition) as unknown as {
+    envoy: {
+      service: {
+        discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } };
+      };
+    };
+  };
+  return root.envoy.service.discovery.v3.AggregatedDiscoveryService.service;
+}
+
+/** A RateLimitConfig written field by field, as go-control-plane's generated code encodes it. */
+function rateLimitConfig(name: string, domain: string, unit: number): Uint8Array {
+  const w = protobuf.Writer.create();
+  w.uint32((1 << 3) | 2).string(name);
+  w.uint32((2 << 3) | 2).string(domain);
+  // descriptors (3): key (1), value (2), rate_limit (3), shadow_mode (5), metadata (8)
+  const d = protobuf.Writer.create();
+  d.uint32((1 << 3) | 2).string('path');
+  d.uint32((2 << 3) | 2).string('/api');
+  const policy = protobuf.Writer.create();
+  policy.uint32((1 << 3) | 0).int32(unit);
+  policy.uint32((2 << 3) | 0).uint32(40);
+  policy.uint32((4 << 3) | 2).string('api');
+  const policyBytes = policy.finish();
+  d.uint32((3 << 3) | 2).bytes(policyBytes);
+  d.uint32((5 << 3) | 0).bool(true);
+  // metadata: Struct { fields (1): map entry { key (1), value (2): Value { string_value (3) } } }
+  const value = protobuf.Writer.create()
+    .uint32((3 << 3) | 2)
+    .string('payments')
+    .finish();
+  const entry = protobuf.Writer.create()
+    .uint32((1 << 3) | 2)
+    .string('team')
+    .uint32((2 << 3) | 2)
+    .bytes(value)
+    .finish();
+  const struct = protobuf.Writer.create()
+    .uint32((1 << 3) | 2)
+    .bytes(entry)
+    .finish();
+  d.uint32((8 << 3) | 2).bytes(struct);
+  w.uint32((3 << 3) | 2).bytes(d.finish());
+  return w.finish();
+}
+
+interface Request {
+  version_info?: string;
+  node?: { id?: string; user_agent_name?: string };
+  resource_names?: string[];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string };
+}
+
+type Stream = grpc.ServerDuplexStream<Request, unknown>;
+
+let server: grpc.Server;
+let port: number;
+const streams: Stream[] = [];
+const requests: Request[][] = [];
+
+beforeAll(async () => {
+  server = new grpc.Server();
+  server.addService(upstreamAds(), {
+    StreamAggregatedResources: (call: Stream) => {
+      const received: Request[] = [];
+      streams.push(call);
+      requests.push(received);
+      call.on('data', (r: Request) => received.push(r));
+      call.on('error', () => undefined);
+    },
+  });
+  port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => {
+      if (err !== null) reject(err);
+      else resolve(p);
+    });
+  });
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => {
+    server.tryShutdown(() => {
+      resolve();
+    });
+  });
+});
+
+it('understands upstream responses, ACKs, NACKs with the last good version, and resumes from it', async () => {
+  const settings = loadSettings({
+    CONFIG_TYPE: 'GRPC_XDS_SOTW',
+    CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+    CONFIG_GRPC_XDS_NODE_ID: 'wire-node',
+    XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '20ms',
+    XDS_CLIENT_BACKOFF_MAX_INTERVAL: '40ms',
+    CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: '20ms',
+  }).config.source as XdsSourceSettings;
+  const snapshots: ConfigSnapshot[] = [];
+  const rejections: (readonly ConfigError[])[] = [];
+  const provider = new XdsConfigProvider({
+    settings,
+    compile: { stats: new StatsStore(), mergeDomainConfig: false, sanitizeDots: false },
+    logger: silentLogger,
+  });
+  await provider.start({
+    onSnapshot: (s) => snapshots.push(s),
+    onRejected: (e) => rejections.push(e),
+  });
+  try {
+    await eventually(() => requests[0]?.length === 1, { what: 'the first request' });
+    expect(requests[0]?.[0]).toMatchObject({
+      version_info: '',
+      node: { id: 'wire-node', user_agent_name: 'ratelimit-ts' },
+      type_url: TYPE_URL,
+    });
+    expect(requests[0]?.[0]?.response_nonce ?? '').toBe('');
+    expect(requests[0]?.[0]?.resource_names ?? []).toEqual([]);
+
+    const respond = (version: string, nonce: string, unit: number): void => {
+      streams[0]?.write({
+        version_info: version,
+        type_url: TYPE_URL,
+        nonce,
+        resources: [
+          { type_url: TYPE_URL, value: Buffer.from(rateLimitConfig('edge-config', 'edge', unit)) },
+        ],
+        control_plane: { identifier: 'upstream-test' },
+      });
+    };
+    respond('v1', 'n1', 2);
+    await eventually(() => snapshots.length === 1, { what: 'a snapshot' });
+    const match = snapshots[0]?.findLimit('edge', {
+      entries: [{ key: 'path', value: '/api' }],
+      limit: undefined,
+    });
+    expect(match?.rule).toMatchObject({
+      requestsPerUnit: 40,
+      unit: 'MINUTE',
+      name: 'api',
+      isShadow: true,
+      metadata: { team: 'payments' },
+    });
+    await eventually(() => requests[0]?.length === 2, { what: 'the ACK' });
+    expect(requests[0]?.[1]).toMatchObject({
+      version_info: 'v1',
+      response_nonce: 'n1',
+      type_url: TYPE_URL,
+    });
+    expect(requests[0]?.[1]?.error_detail).toBeUndefined();
+
+    respond('v2', 'n2', 0);
+    await eventually(() => requests[0]?.length === 3, { what: 'the NACK' });
+    expect(requests[0]?.[2]).toMatchObject({
+      version_info: 'v1',
+      response_nonce: 'n2',
+      error_detail: { code: 3, message: "resource edge-config: invalid rate limit unit 'UNKNOWN'" },
+    });
+    expect(rejections).toHaveLength(1);
+    expect(snapshots).toHaveLength(1);
+
+    streams[0]?.emit('error', { code: grpc.status.UNAVAILABLE, details: 'going away' });
+    await eventually(() => requests[1]?.length === 1, { what: 'a new stream' });
+    expect(requests[1]?.[0]).toMatchObject({
+      version_info: 'v1',
+      node: { id: 'wire-node' },
+      type_url: TYPE_URL,
+    });
+  } finally {
+    await provider.stop();
+  }
+});
