@@ -95,10 +95,10 @@ it('answers a request whose bytes are not a RateLimitRequest with a clean status
         },
       );
     });
-    // The decoder reads what it can of broken bytes; what it reads is an invalid request.
+    // 0x0f is field 1 with wire type 7, which protobuf does not have.
     expect([err.code, err.details]).toEqual([
       grpc.status.INVALID_ARGUMENT,
-      'rate limit domain must not be empty',
+      'the request is not a RateLimitRequest: wire type 7 is not supported',
     ]);
     const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
     try {

@@ -9,6 +9,7 @@ import {
 import {
   RequestError,
   type Code,
+  type HeaderValue,
   type RateLimitRequest,
   type RateLimitResponse,
   type RequestDescriptor,
@@ -154,6 +155,12 @@ export function fromStruct(struct: StructMessage): JsonObject {
   return out;
 }
 
+function headersFromWire(
+  headers: readonly Partial<HeaderValue>[] | undefined,
+): readonly HeaderValue[] {
+  return (headers ?? []).map((h) => ({ key: h.key ?? '', value: h.value ?? '' }));
+}
+
 function codeOf(code: string | undefined): Code {
   return code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK';
 }
@@ -171,11 +178,13 @@ export function responseFromWire(wire: Partial<WireResponse>): RateLimitResponse
             ? undefined
             : { requestsPerUnit: s.currentLimit.requestsPerUnit, unit, name: s.currentLimit.name },
         limitRemaining: s.limitRemaining ?? 0,
-        durationUntilResetSeconds: s.durationUntilReset?.seconds,
+        // Decoded without defaults, a zero Duration is present but has no seconds field.
+        durationUntilResetSeconds:
+          s.durationUntilReset === undefined ? undefined : (s.durationUntilReset.seconds ?? 0),
       };
     }),
-    responseHeadersToAdd: wire.responseHeadersToAdd ?? [],
-    requestHeadersToAdd: wire.requestHeadersToAdd ?? [],
+    responseHeadersToAdd: headersFromWire(wire.responseHeadersToAdd),
+    requestHeadersToAdd: headersFromWire(wire.requestHeadersToAdd),
     dynamicMetadata:
       wire.dynamicMetadata === undefined ? undefined : fromStruct(wire.dynamicMetadata),
   };

@@ -41,7 +41,8 @@ export interface WireDescriptorStatus {
   code: string;
   currentLimit?: { requestsPerUnit: number; unit: string; name?: string | undefined };
   limitRemaining?: number;
-  durationUntilReset?: { seconds: number };
+  /** Decoded without defaults, a zero Duration has no seconds. */
+  durationUntilReset?: { seconds?: number };
 }
 
 export interface WireResponse {

@@ -1,0 +1,235 @@
+// RateLimitRequest decoder and RateLimitResponse encoder for the gRPC hot path. They go
+// straight between bytes and the engine's types, with the same validation as
+// requestFromWire/responseToWire, without building protobuf objects in between.
+// Field numbers: ../../../api/envoy/service/ratelimit/v3/rls.proto (and WIRE.md).
+import type { JsonObject, JsonValue, LimitOverride, Unit } from '../../config';
+import {
+  RequestError,
+  type RateLimitRequest,
+  type RateLimitResponse,
+  type RequestDescriptor,
+} from '../../engine';
+import { MalformedMessage, ProtoReader, ProtoWriter, WIRE_BYTES, WIRE_VARINT } from './protobuf';
+
+/** envoy.type.v3.RateLimitUnit numbers, as a descriptor's limit override carries them. */
+const OVERRIDE_UNITS: readonly (Unit | undefined)[] = [
+  undefined,
+  'SECOND',
+  'MINUTE',
+  'HOUR',
+  'DAY',
+  'MONTH',
+  'YEAR',
+];
+
+/** RateLimitResponse.RateLimit.Unit numbers. */
+const RESPONSE_UNITS: Readonly<Record<Unit, number>> = {
+  SECOND: 1,
+  MINUTE: 2,
+  HOUR: 3,
+  DAY: 4,
+  MONTH: 5,
+  YEAR: 6,
+  WEEK: 7,
+};
+
+const CODES = { OK: 1, OVER_LIMIT: 2 } as const;
+
+function bad(message: string): RequestError {
+  return new RequestError('BAD_REQUEST', message);
+}
+
+function entryOf(r: ProtoReader, end: number): { key: string; value: string } {
+  let key = '';
+  let value = '';
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === (1 << 3) + WIRE_BYTES) key = r.string();
+    else if (tag === (2 << 3) + WIRE_BYTES) value = r.string();
+    else r.skip(tag & 7);
+  }
+  return { key, value };
+}
+
+function overrideOf(r: ProtoReader, end: number, index: number): LimitOverride {
+  let requestsPerUnit = 0;
+  let unitNumber = 0;
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === (1 << 3) + WIRE_VARINT) requestsPerUnit = r.uint32();
+    else if (tag === (2 << 3) + WIRE_VARINT) unitNumber = r.varint();
+    else r.skip(tag & 7);
+  }
+  const unit = OVERRIDE_UNITS[unitNumber];
+  if (unit === undefined) {
+    throw bad(
+      `descriptors[${index}].limit.unit must be one of SECOND, MINUTE, HOUR, DAY, MONTH, YEAR`,
+    );
+  }
+  return { requestsPerUnit, unit };
+}
+
+/** google.protobuf.UInt64Value: absent value means zero. */
+function uint64ValueOf(r: ProtoReader, end: number, index: number): number {
+  let value = 0;
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === (1 << 3) + WIRE_VARINT) value = r.varint();
+    else r.skip(tag & 7);
+  }
+  if (value > Number.MAX_SAFE_INTEGER) {
+    throw bad(
+      `descriptors[${index}].hits_addend must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`,
+    );
+  }
+  return value;
+}
+
+function descriptorOf(r: ProtoReader, end: number, index: number): RequestDescriptor {
+  const entries: { key: string; value: string }[] = [];
+  let limit: LimitOverride | undefined;
+  let hitsAddend: number | undefined;
+  let isNegativeHits = false;
+  while (r.pos < end) {
+    const tag = r.varint();
+    switch (tag) {
+      case (1 << 3) + WIRE_BYTES:
+        entries.push(entryOf(r, r.delimited()));
+        break;
+      case (2 << 3) + WIRE_BYTES:
+        limit = overrideOf(r, r.delimited(), index);
+        break;
+      case (3 << 3) + WIRE_BYTES:
+        hitsAddend = uint64ValueOf(r, r.delimited(), index);
+        break;
+      case (4 << 3) + WIRE_VARINT:
+        isNegativeHits = r.varint() !== 0;
+        break;
+      default:
+        r.skip(tag & 7);
+    }
+  }
+  return { entries, limit, hitsAddend, isNegativeHits };
+}
+
+/**
+ * The engine's request from RateLimitRequest bytes. Throws RequestError when the bytes are
+ * not a RateLimitRequest or a field is out of range, as requestFromWire does.
+ */
+export function decodeRateLimitRequest(buf: Buffer, start = 0, end = buf.length): RateLimitRequest {
+  const r = new ProtoReader(buf, start, end);
+  let domain = '';
+  const descriptors: RequestDescriptor[] = [];
+  let hitsAddend = 0;
+  try {
+    while (!r.isDone) {
+      const tag = r.varint();
+      switch (tag) {
+        case (1 << 3) + WIRE_BYTES:
+          domain = r.string();
+          break;
+        case (2 << 3) + WIRE_BYTES:
+          descriptors.push(descriptorOf(r, r.delimited(), descriptors.length));
+          break;
+        case (3 << 3) + WIRE_VARINT:
+          hitsAddend = r.uint32();
+          break;
+        default:
+          if (tag >>> 3 === 0) throw new MalformedMessage('field number 0 is not valid');
+          r.skip(tag & 7);
+      }
+    }
+  } catch (err: unknown) {
+    if (err instanceof MalformedMessage)
+      throw bad(`the request is not a RateLimitRequest: ${err.message}`);
+    throw err;
+  }
+  return { domain, descriptors, hitsAddend };
+}
+
+function writeStruct(w: ProtoWriter, object: JsonObject): void {
+  for (const key of Object.keys(object)) {
+    const entry = w.open(1);
+    w.string(1, key);
+    const value = w.open(2);
+    writeValue(w, object[key] ?? null);
+    w.close(value);
+    w.close(entry);
+  }
+}
+
+/** google.protobuf.Value: null_value=1, number_value=2, string_value=3, bool_value=4, struct_value=5, list_value=6. */
+function writeValue(w: ProtoWriter, value: JsonValue): void {
+  if (value === null) w.varint(1, 0);
+  else if (typeof value === 'number') w.double(2, value);
+  else if (typeof value === 'string') w.string(3, value);
+  else if (typeof value === 'boolean') w.bool(4, value);
+  else if (Array.isArray(value)) {
+    const list = w.open(6);
+    for (const item of value) {
+      const v = w.open(1);
+      writeValue(w, item);
+      w.close(v);
+    }
+    w.close(list);
+  } else {
+    const struct = w.open(5);
+    writeStruct(w, value);
+    w.close(struct);
+  }
+}
+
+function writeHeaders(
+  w: ProtoWriter,
+  field: number,
+  headers: RateLimitResponse['responseHeadersToAdd'],
+): void {
+  for (const h of headers) {
+    const at = w.open(field);
+    if (h.key !== '') w.string(1, h.key);
+    if (h.value !== '') w.string(2, h.value);
+    w.close(at);
+  }
+}
+
+/**
+ * RateLimitResponse bytes for the engine's response. With `framed`, the five-byte gRPC
+ * message header (uncompressed, length) comes first, so the result goes out as it is.
+ */
+export function encodeRateLimitResponse(response: RateLimitResponse, framed = false): Buffer {
+  const w = new ProtoWriter(framed ? 5 : 0);
+  w.varint(1, CODES[response.overallCode]);
+  for (const s of response.statuses) {
+    const status = w.open(2);
+    w.varint(1, CODES[s.code]);
+    const limit = s.currentLimit;
+    if (limit !== undefined) {
+      const at = w.open(2);
+      if (limit.requestsPerUnit !== 0) w.varint(1, limit.requestsPerUnit);
+      w.varint(2, RESPONSE_UNITS[limit.unit]);
+      if (limit.name !== undefined && limit.name !== '') w.string(3, limit.name);
+      w.close(at);
+    }
+    if (s.limitRemaining !== 0) w.varint(3, s.limitRemaining);
+    if (s.durationUntilResetSeconds !== undefined) {
+      const at = w.open(4);
+      if (s.durationUntilResetSeconds !== 0) w.varint(1, s.durationUntilResetSeconds);
+      w.close(at);
+    }
+    w.close(status);
+  }
+  writeHeaders(w, 3, response.responseHeadersToAdd);
+  writeHeaders(w, 4, response.requestHeadersToAdd);
+  if (response.dynamicMetadata !== undefined) {
+    const at = w.open(6);
+    writeStruct(w, response.dynamicMetadata);
+    w.close(at);
+  }
+  const length = w.length;
+  const out = w.finish();
+  if (framed) {
+    out[0] = 0;
+    out.writeUInt32BE(length, 1);
+  }
+  return out;
+}

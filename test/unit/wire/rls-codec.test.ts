@@ -1,0 +1,315 @@
+// The hand-written RateLimitRequest decoder and RateLimitResponse encoder against protobufjs
+// reading the same api/ definitions: whatever one side writes, the other reads the same.
+import { RequestError, type RateLimitResponse } from '../../../src/engine';
+import { loadPackageDefinition } from '../../../src/lib/proto';
+import { requestFromWire, responseFromWire } from '../../../src/server';
+import type { WireRequest, WireResponse } from '../../../src/server';
+import { varintSize } from '../../../src/server/wire/protobuf';
+import {
+  decodeRateLimitRequest,
+  encodeRateLimitResponse,
+} from '../../../src/server/wire/rls-codec';
+
+const method = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
+  'envoy.service.ratelimit.v3.RateLimitService'
+] as unknown as {
+  ShouldRateLimit: {
+    requestSerialize: (value: WireRequest) => Buffer;
+    requestDeserialize: (bytes: Buffer) => WireRequest;
+    responseSerialize: (value: unknown) => Buffer;
+    responseDeserialize: (bytes: Buffer) => WireResponse;
+  };
+};
+const rls = method.ShouldRateLimit;
+
+/** A small deterministic generator, so a failing case can be replayed. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const STRINGS = ['', 'a', 'key', 'dé', '日本語', '🚀', 'x'.repeat(200), 'a b%c'];
+
+function randomRequest(next: () => number): WireRequest {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+  const descriptors = Array.from({ length: Math.floor(next() * 4) }, () => ({
+    entries: Array.from({ length: Math.floor(next() * 4) }, () => ({
+      key: pick(STRINGS),
+      value: pick(STRINGS),
+    })),
+    ...(next() < 0.3
+      ? { limit: { requestsPerUnit: Math.floor(next() * 2 ** 32), unit: pick([1, 2, 3, 4, 5, 6]) } }
+      : {}),
+    ...(next() < 0.3 ? { hitsAddend: { value: pick([0, 1, 7, 2 ** 40]) } } : {}),
+    ...(next() < 0.3 ? { isNegativeHits: true } : {}),
+  }));
+  return {
+    domain: pick(STRINGS),
+    descriptors,
+    ...(next() < 0.5 ? { hitsAddend: pick([0, 1, 300, 2 ** 32 - 1]) } : {}),
+  };
+}
+
+describe('decodeRateLimitRequest', () => {
+  it('reads what protobufjs writes, for 500 generated requests', () => {
+    const next = random(42);
+    for (let i = 0; i < 500; i++) {
+      const wire = randomRequest(next);
+      const bytes = rls.requestSerialize(wire);
+      expect(decodeRateLimitRequest(bytes)).toEqual(requestFromWire(rls.requestDeserialize(bytes)));
+    }
+  });
+
+  it('reads a message inside a larger buffer without looking past its end', () => {
+    const bytes = rls.requestSerialize({
+      domain: 'd',
+      descriptors: [{ entries: [{ key: 'k', value: 'v' }] }],
+    });
+    const framed = Buffer.concat([
+      Buffer.from([0, 0, 0, 0, bytes.length]),
+      bytes,
+      Buffer.from([0xff]),
+    ]);
+    expect(decodeRateLimitRequest(framed, 5, 5 + bytes.length)).toEqual({
+      domain: 'd',
+      descriptors: [
+        {
+          entries: [{ key: 'k', value: 'v' }],
+          limit: undefined,
+          hitsAddend: undefined,
+          isNegativeHits: false,
+        },
+      ],
+      hitsAddend: 0,
+    });
+  });
+
+  it('skips fields it does not know, of every wire type', () => {
+    const known = rls.requestSerialize({ domain: 'd' });
+    const unknown = Buffer.from([
+      (9 << 3) | 0,
+      0x96,
+      0x01, // varint
+      (10 << 3) | 1,
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8, // fixed64
+      (11 << 3) | 2,
+      2,
+      0xaa,
+      0xbb, // length-delimited
+      (12 << 3) | 5,
+      1,
+      2,
+      3,
+      4, // fixed32
+    ]);
+    expect(decodeRateLimitRequest(Buffer.concat([unknown, known])).domain).toBe('d');
+  });
+
+  it('takes the last value of a field written twice, as protobuf readers do', () => {
+    const bytes = Buffer.concat([
+      rls.requestSerialize({ domain: 'first' }),
+      rls.requestSerialize({ domain: 'second' }),
+    ]);
+    expect(decodeRateLimitRequest(bytes).domain).toBe('second');
+    expect(requestFromWire(rls.requestDeserialize(bytes)).domain).toBe('second');
+  });
+
+  it('refuses a limit override unit outside SECOND..YEAR, naming the descriptor', () => {
+    const bytes = rls.requestSerialize({
+      domain: 'd',
+      descriptors: [{ entries: [] }, { entries: [], limit: { requestsPerUnit: 1, unit: 0 } }],
+    });
+    expect(() => decodeRateLimitRequest(bytes)).toThrow(
+      'descriptors[1].limit.unit must be one of SECOND, MINUTE, HOUR, DAY, MONTH, YEAR',
+    );
+  });
+
+  it('refuses a descriptor hits_addend past 2^53', () => {
+    const bytes = rls.requestSerialize({
+      domain: 'd',
+      descriptors: [{ entries: [], hitsAddend: { value: 2 ** 60 } }],
+    });
+    expect(() => decodeRateLimitRequest(bytes)).toThrow(/descriptors\[0\]\.hits_addend/);
+  });
+
+  it('turns every truncation of a valid message into a RequestError or a shorter valid request', () => {
+    const bytes = rls.requestSerialize({
+      domain: 'domain',
+      descriptors: [
+        { entries: [{ key: 'k', value: 'v' }], limit: { requestsPerUnit: 300, unit: 2 } },
+        { entries: [{ key: 'k2', value: '日本' }], hitsAddend: { value: 5 } },
+      ],
+      hitsAddend: 2,
+    });
+    for (let length = 0; length < bytes.length; length++) {
+      const cut = bytes.subarray(0, length);
+      let ours: unknown;
+      try {
+        ours = decodeRateLimitRequest(cut);
+      } catch (err: unknown) {
+        expect(err).toBeInstanceOf(RequestError);
+        continue;
+      }
+      expect(ours).toEqual(requestFromWire(rls.requestDeserialize(cut)));
+    }
+  });
+
+  it('never throws anything but a RequestError on random bytes', () => {
+    const next = random(7);
+    for (let i = 0; i < 2000; i++) {
+      const bytes = Buffer.from(
+        Array.from({ length: Math.floor(next() * 40) }, () => Math.floor(next() * 256)),
+      );
+      try {
+        decodeRateLimitRequest(bytes);
+      } catch (err: unknown) {
+        expect(err).toBeInstanceOf(RequestError);
+        expect((err as Error).message).not.toBe('');
+      }
+    }
+  });
+
+  it('names what is wrong with broken bytes', () => {
+    expect(() => decodeRateLimitRequest(Buffer.from([0x0a, 0x05, 0x61]))).toThrow(
+      'the request is not a RateLimitRequest: a field runs past the end of the message',
+    );
+    expect(() => decodeRateLimitRequest(Buffer.from([0x0f, 0x01]))).toThrow(
+      'the request is not a RateLimitRequest: wire type 7 is not supported',
+    );
+  });
+});
+
+function response(overrides: Partial<RateLimitResponse> = {}): RateLimitResponse {
+  return {
+    overallCode: 'OK',
+    statuses: [],
+    responseHeadersToAdd: [],
+    requestHeadersToAdd: [],
+    dynamicMetadata: undefined,
+    ...overrides,
+  };
+}
+
+describe('encodeRateLimitResponse', () => {
+  const cases: [string, RateLimitResponse][] = [
+    ['an empty OK', response()],
+    [
+      'statuses of every shape',
+      response({
+        overallCode: 'OVER_LIMIT',
+        statuses: [
+          {
+            code: 'OK',
+            currentLimit: undefined,
+            limitRemaining: 0,
+            durationUntilResetSeconds: undefined,
+          },
+          {
+            code: 'OVER_LIMIT',
+            currentLimit: { requestsPerUnit: 10, unit: 'MINUTE', name: 'per-user' },
+            limitRemaining: 0,
+            durationUntilResetSeconds: 0,
+          },
+          {
+            code: 'OK',
+            currentLimit: { requestsPerUnit: 4294967295, unit: 'WEEK', name: undefined },
+            limitRemaining: 4294967295,
+            durationUntilResetSeconds: 604799,
+          },
+        ],
+      }),
+    ],
+    [
+      'headers',
+      response({
+        responseHeadersToAdd: [
+          { key: 'x-ratelimit-limit', value: '10, 10;w=60' },
+          { key: 'x-ratelimit-remaining', value: '9' },
+        ],
+        requestHeadersToAdd: [{ key: 'x-empty', value: '' }],
+      }),
+    ],
+    [
+      'dynamic metadata of every value kind, nested',
+      response({
+        dynamicMetadata: {
+          n: 1.5,
+          s: 'text',
+          b: false,
+          z: null,
+          list: [1, 'two', [true, null], { deep: { deeper: -3 } }],
+          nested: { a: { b: { c: 'd' } } },
+        },
+      }),
+    ],
+    [
+      'sub-messages longer than 127 and 16,383 bytes',
+      response({
+        statuses: [
+          {
+            code: 'OK',
+            currentLimit: { requestsPerUnit: 1, unit: 'SECOND', name: 'n'.repeat(300) },
+            limitRemaining: 1,
+            durationUntilResetSeconds: 1,
+          },
+        ],
+        dynamicMetadata: {
+          big: 'é'.repeat(20_000),
+          many: Array.from({ length: 300 }, (_, i) => i),
+        },
+      }),
+    ],
+  ];
+
+  it.each(cases)('writes %s so that protobufjs reads it back unchanged', (_name, original) => {
+    const bytes = encodeRateLimitResponse(original);
+    expect(responseFromWire(rls.responseDeserialize(bytes))).toEqual(original);
+  });
+
+  it('frames the message for gRPC when asked: flag 0 and the length first', () => {
+    const original = cases[1]?.[1] ?? response();
+    const plain = encodeRateLimitResponse(original);
+    const framed = encodeRateLimitResponse(original, true);
+    expect(framed[0]).toBe(0);
+    expect(framed.readUInt32BE(1)).toBe(plain.length);
+    expect(framed.subarray(5)).toEqual(plain);
+  });
+
+  it('writes canonical lengths, byte for byte what protobufjs writes for the same fields', () => {
+    const original = cases[4]?.[1] ?? response();
+    const ours = encodeRateLimitResponse(original);
+    const theirs = rls.responseSerialize(rls.responseDeserialize(ours));
+    expect(ours.length).toBe(theirs.length);
+  });
+
+  it('keeps earlier results intact when the scratch buffer is reused', () => {
+    const a = encodeRateLimitResponse(response({ overallCode: 'OVER_LIMIT' }));
+    const copy = Buffer.from(a);
+    encodeRateLimitResponse(cases[4]?.[1] ?? response());
+    expect(a).toEqual(copy);
+  });
+});
+
+describe('varintSize', () => {
+  it.each([
+    [0, 1],
+    [127, 1],
+    [128, 2],
+    [16_383, 2],
+    [16_384, 3],
+    [2 ** 32 - 1, 5],
+    [2 ** 53 - 1, 8],
+  ])('%d takes %d bytes', (value, size) => {
+    expect(varintSize(value)).toBe(size);
+  });
+});
