@@ -18,7 +18,8 @@ module.exports = {
     layer('provider', ['store', 'engine', 'server', 'cli']),
     layer('store', ['config', 'provider', 'engine', 'server', 'cli']),
     layer('engine', ['provider', 'server', 'cli', 'store']),
-    layer('server', ['store', 'provider', 'cli']),
+    layer('server', ['store', 'provider', 'cli', 'cluster']),
+    layer('cluster', ['config', 'provider', 'store', 'engine', 'cli']),
     {
       name: 'only-main-wires',
       severity: 'error',

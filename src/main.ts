@@ -6,6 +6,7 @@ import type { ConfigError, ConfigSnapshot } from './config';
 import { OverLimitCache, RateLimitEngine, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
+import { announceReady, serveMetrics, Supervisor, workerIndex } from './cluster';
 import { createLogger, type Logger } from './lib/logger';
 import {
   FileConfigProvider,
@@ -44,7 +45,8 @@ export interface RunningService {
   readonly ports: {
     readonly http: number;
     readonly grpc: number;
-    readonly debug: number;
+    /** Unbound in workers other than the first (WORKERS above 1). */
+    readonly debug: number | undefined;
     /** The Prometheus listener, when USE_PROMETHEUS is on. */
     readonly metrics: number | undefined;
   };
@@ -62,6 +64,8 @@ export interface StartOptions {
   readonly statsSink?: StatsSink;
   /** A configuration source to use instead of the one the settings choose (tests). */
   readonly provider?: ConfigProvider;
+  /** Set when a supervisor forked this process as one of WORKERS. */
+  readonly worker?: { readonly index: number };
 }
 
 async function openStore(
@@ -224,8 +228,16 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     ? new StatsFlusher(stats, options.statsSink === undefined ? sinks : [options.statsSink], logger)
     : undefined;
   flusher?.start(settings.stats.flushIntervalMs);
+  const isWorker = options.worker !== undefined;
+  if (isWorker && prometheus !== undefined && flusher !== undefined) {
+    // The supervisor serves the scrape and sums what every worker hands it.
+    serveMetrics(async () => {
+      await flusher.flush();
+      return prometheus.sink.registry.getMetricsAsJSON();
+    });
+  }
   const metricsServer =
-    prometheus === undefined || flusher === undefined
+    prometheus === undefined || flusher === undefined || isWorker
       ? undefined
       : createMetricsServer(prometheus.path, {
           render: async () => {
@@ -299,11 +311,16 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     logger,
   });
   const httpServer = http.createServer(createHttpApp({ engine, health, logger }));
-  const debugServer = createDebugServer({
-    snapshot: () => engine.currentSnapshot,
-    stats,
-    health: () => health.describe(),
-  });
+  // With several workers the first one alone serves the debug listener: its answers (the
+  // loaded configuration, statistics) then always come from the same process.
+  const debugServer =
+    options.worker === undefined || options.worker.index === 0
+      ? createDebugServer({
+          snapshot: () => engine.currentSnapshot,
+          stats,
+          health: () => health.describe(),
+        })
+      : undefined;
   const grpcPort = await grpcServer.listen();
   const httpPort = await listenHttp(
     httpServer,
@@ -311,12 +328,15 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     settings.server.http.port,
     'HTTP',
   );
-  const debugPort = await listenHttp(
-    debugServer,
-    settings.server.debug.host,
-    settings.server.debug.port,
-    'debug',
-  );
+  const debugPort =
+    debugServer === undefined
+      ? undefined
+      : await listenHttp(
+          debugServer,
+          settings.server.debug.host,
+          settings.server.debug.port,
+          'debug',
+        );
   const metricsPort =
     metricsServer === undefined || prometheus === undefined
       ? undefined
@@ -324,11 +344,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   logger.warn('listening', {
     grpc: settings.server.grpc.uds ?? `${settings.server.grpc.host}:${grpcPort}`,
     http: `${settings.server.http.host}:${httpPort}`,
-    debug: `${settings.server.debug.host}:${debugPort}`,
+    debug: debugPort === undefined ? undefined : `${settings.server.debug.host}:${debugPort}`,
+    worker: options.worker?.index,
     metrics:
-      prometheus === undefined
+      prometheus === undefined || metricsPort === undefined
         ? undefined
-        : `${prometheus.host}:${String(metricsPort)}${prometheus.path}`,
+        : `${prometheus.host}:${metricsPort}${prometheus.path}`,
     backend: settings.backend.type,
   });
 
@@ -339,7 +360,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       await Promise.all([
         grpcServer.shutdown(DRAIN_TIMEOUT_MS),
         closeHttp(httpServer),
-        closeHttp(debugServer),
+        debugServer === undefined ? Promise.resolve() : closeHttp(debugServer),
         metricsServer === undefined ? Promise.resolve() : closeHttp(metricsServer),
       ]);
       await provider.stop();
@@ -359,16 +380,61 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   };
 }
 
+function failStart(err: unknown): never {
+  process.stderr.write(
+    `ratelimit: ${err instanceof SettingsError ? err.message : describeError(err)}\n`,
+  );
+  process.exit(1);
+}
+
+/** WORKERS above 1: this process only supervises; the workers run the service. */
+async function runSupervisor(settings: Settings): Promise<void> {
+  const supervisor = new Supervisor({
+    settings,
+    logger: createLogger(settings.log),
+    exit: (code) => process.exit(code),
+  });
+  const onSignal = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`ratelimit: ${signal} received, stopping the workers\n`);
+    supervisor.stop(0);
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    await supervisor.start();
+  } catch (err: unknown) {
+    process.stderr.write(`ratelimit: ${describeError(err)}\n`);
+    supervisor.stop(1);
+  }
+}
+
 /** The `ratelimit` command: starts, and stops cleanly on SIGTERM or SIGINT. */
 export async function runFromCommandLine(): Promise<void> {
+  const index = workerIndex();
+  if (index === undefined) {
+    let settings: Settings;
+    try {
+      settings = loadSettings(process.env);
+    } catch (err: unknown) {
+      failStart(err);
+    }
+    if (settings.server.workers > 1) {
+      await runSupervisor(settings);
+      return;
+    }
+  }
   let service: RunningService;
   try {
-    service = await startService();
+    service = await startService(index === undefined ? {} : { worker: { index } });
   } catch (err: unknown) {
-    process.stderr.write(
-      `ratelimit: ${err instanceof SettingsError ? err.message : describeError(err)}\n`,
-    );
-    process.exit(1);
+    failStart(err);
+  }
+  if (index !== undefined) {
+    announceReady();
+    // Without its supervisor a worker gets no more connections: drain and go.
+    process.once('disconnect', () => {
+      void service.stop().then(() => process.exit(0));
+    });
   }
   const onSignal = (signal: NodeJS.Signals): void => {
     process.stderr.write(`ratelimit: ${signal} received, draining\n`);

@@ -398,6 +398,12 @@ export function loadSettings(env: Environment = process.env): Settings {
     });
   }
 
+  if (s.WORKERS > 1 && l.BACKEND_TYPE === 'memory') {
+    problems.push({
+      setting: 'WORKERS',
+      message: `WORKERS is ${s.WORKERS} but BACKEND_TYPE is memory, whose counters live inside one process: each worker would count on its own. Use WORKERS=1 with the memory backend, or BACKEND_TYPE=redis`,
+    });
+  }
   const backendSettings = backend(raw, problems);
   const sinks = statsSinks(raw.stats, sources.has('USE_STATSD'), env, problems);
 
@@ -406,6 +412,7 @@ export function loadSettings(env: Environment = process.env): Settings {
   const level = s.LOG_LEVEL === 'warn' ? 'warning' : s.LOG_LEVEL;
   const settings: Settings = {
     server: {
+      workers: s.WORKERS,
       http: { host: s.HOST, port: s.PORT },
       debug: { host: s.DEBUG_HOST, port: s.DEBUG_PORT },
       grpc: {

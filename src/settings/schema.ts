@@ -55,6 +55,7 @@ export const SCHEMA = {
     GRPC_HOST: str('0.0.0.0'),
     GRPC_PORT: port(8081),
     GRPC_UDS: str(),
+    WORKERS: int(1, 1, 256),
     GRPC_MAX_CONNECTION_AGE: duration('24h'),
     GRPC_MAX_CONNECTION_AGE_GRACE: duration('1h'),
     GRPC_SERVER_USE_TLS: bool(false),

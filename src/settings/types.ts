@@ -24,6 +24,8 @@ export interface GrpcListenerSettings extends ListenAddress {
 }
 
 export interface ServerSettings {
+  /** Server processes sharing the listeners (node:cluster); 1 runs everything in this one. */
+  readonly workers: number;
   readonly http: ListenAddress;
   readonly debug: ListenAddress;
   readonly grpc: GrpcListenerSettings;

@@ -44,7 +44,8 @@ export class RlsClient {
   private readonly rls: RlsStub;
   private readonly health: HealthStub;
 
-  constructor(address: string) {
+  /** `options` go to both stubs; grpc-js shares one connection per target unless told not to. */
+  constructor(address: string, options: grpc.ClientOptions = {}) {
     const root = loadApi([
       'envoy/service/ratelimit/v3/rls.proto',
       'grpc/health/v1/health.proto',
@@ -53,8 +54,8 @@ export class RlsClient {
       grpc: { health: { v1: { Health: Ctor<HealthStub> } } };
     };
     const creds = grpc.credentials.createInsecure();
-    this.rls = new root.envoy.service.ratelimit.v3.RateLimitService(address, creds);
-    this.health = new root.grpc.health.v1.Health(address, creds);
+    this.rls = new root.envoy.service.ratelimit.v3.RateLimitService(address, creds, options);
+    this.health = new root.grpc.health.v1.Health(address, creds, options);
   }
 
   shouldRateLimit(request: unknown): Promise<WireResponse> {

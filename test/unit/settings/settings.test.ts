@@ -359,6 +359,17 @@ describe('refusals name the setting, the value and what is accepted', () => {
     ]);
   });
 
+  it('reads WORKERS, 1 by default, and refuses more than one with the memory backend', () => {
+    expect(loadSettings({}).server.workers).toBe(1);
+    expect(loadSettings({ WORKERS: '4', BACKEND_TYPE: 'redis' }).server.workers).toBe(4);
+    expect(problems({ WORKERS: '0' })).toEqual([
+      'WORKERS: "0" is not valid; accepted: a whole number from 1 to 256',
+    ]);
+    expect(problems({ WORKERS: '2', BACKEND_TYPE: 'memory' })).toEqual([
+      'WORKERS: WORKERS is 2 but BACKEND_TYPE is memory, whose counters live inside one process: each worker would count on its own. Use WORKERS=1 with the memory backend, or BACKEND_TYPE=redis',
+    ]);
+  });
+
   it('lists every problem at once', () => {
     expect(problems({ PORT: 'x', GRPC_PORT: 'y', LOG_FORMAT: 'z' })).toHaveLength(3);
   });

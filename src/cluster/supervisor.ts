@@ -1,0 +1,191 @@
+// WORKERS above 1: this process forks the workers, which share the listening ports through
+// node:cluster (the primary accepts and hands connections out in turn), replaces a worker that
+// dies, serves the Prometheus scrape for all of them and stops them on SIGTERM or SIGINT.
+// It opens no backend and loads no configuration itself.
+import cluster, { type Worker } from 'node:cluster';
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AggregatorRegistry } from 'prom-client';
+import { describeError } from '../lib/errors';
+import type { Logger } from '../lib/logger';
+import { createMetricsServer } from '../server';
+import type { Settings } from '../settings';
+import {
+  WORKER_INDEX_VARIABLE,
+  isToSupervisor,
+  type ToWorker,
+  type WorkerMetrics,
+} from './messages';
+
+/** A worker that dies this soon after the previous replacement counts toward giving up. */
+const RESTART_WINDOW_MS = 60_000;
+const MAX_RESTARTS_IN_WINDOW = 5;
+/** How long a scrape waits for every worker's metrics. */
+const SCRAPE_TIMEOUT_MS = 5_000;
+/** How long workers have to drain after SIGTERM before they are killed. */
+const STOP_TIMEOUT_MS = 20_000;
+
+export interface SupervisorOptions {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  /** Called with the exit code once every worker is gone. */
+  readonly exit: (code: number) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  isReady: boolean;
+}
+
+export class Supervisor {
+  private readonly slots = new Map<number, Slot>();
+  private readonly restarts: number[] = [];
+  private isStopping = false;
+  private exitCode = 0;
+  private metricsServer: http.Server | undefined;
+  private nextScrape = 1;
+  private readonly scrapes = new Map<
+    number,
+    { readonly replies: WorkerMetrics[]; readonly expected: number; readonly done: () => void }
+  >();
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  /** Forks the workers; resolves once every one of them listens. */
+  async start(): Promise<void> {
+    const { settings, logger } = this.options;
+    const count = settings.server.workers;
+    const ready = Array.from({ length: count }, (_, index) => this.fork(index));
+    await Promise.all(ready);
+    const prometheus = settings.stats.enabled
+      ? settings.stats.sinks.find((s) => s.type === 'prometheus')
+      : undefined;
+    if (prometheus !== undefined) {
+      this.metricsServer = createMetricsServer(prometheus.path, { render: () => this.scrape() });
+      const port = await new Promise<number>((resolve, reject) => {
+        const server = this.metricsServer;
+        if (server === undefined) return;
+        server.once('error', (err) => {
+          reject(
+            new Error(
+              `cannot listen for Prometheus metrics on ${prometheus.host}:${prometheus.port}: ${err.message}`,
+            ),
+          );
+        });
+        server.listen(prometheus.port, prometheus.host, () => {
+          resolve((server.address() as AddressInfo).port);
+        });
+      });
+      logger.warn('serving metrics of all workers', {
+        metrics: `${prometheus.host}:${port}${prometheus.path}`,
+      });
+    }
+    logger.warn('workers listening', { workers: count });
+  }
+
+  private fork(index: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const worker = cluster.fork({ [WORKER_INDEX_VARIABLE]: String(index) });
+      const slot: Slot = { worker, isReady: false };
+      this.slots.set(index, slot);
+      worker.on('message', (message: unknown) => {
+        if (!isToSupervisor(message)) return;
+        if (message.kind === 'ratelimit:ready') {
+          slot.isReady = true;
+          resolve();
+        } else this.onMetrics(message.id, message.metrics, message.error);
+      });
+      // Node passes null for whichever of the two did not end the process.
+      worker.on('exit', (code: number | null, signal: string | null) => {
+        if (this.slots.get(index)?.worker === worker) this.slots.delete(index);
+        if (this.isStopping) {
+          if (code !== 0) this.exitCode = 1;
+          this.maybeExit();
+          return;
+        }
+        const how = signal === null ? `with code ${String(code)}` : `by ${signal}`;
+        if (!slot.isReady) {
+          // It never got to listen: bad settings, a port in use or an unreachable backend. Its
+          // own message is already on stderr; retrying would only repeat it.
+          reject(new Error(`worker ${index} exited ${how} before it was ready`));
+          this.stop(1);
+          return;
+        }
+        this.replace(index, how);
+      });
+    });
+  }
+
+  private replace(index: number, how: string): void {
+    const now = Date.now();
+    while (this.restarts.length > 0 && (this.restarts[0] ?? 0) < now - RESTART_WINDOW_MS)
+      this.restarts.shift();
+    if (this.restarts.length >= MAX_RESTARTS_IN_WINDOW) {
+      this.options.logger.error(
+        `worker ${index} exited ${how}; ${MAX_RESTARTS_IN_WINDOW} workers died within a minute, stopping`,
+      );
+      this.stop(1);
+      return;
+    }
+    this.restarts.push(now);
+    this.options.logger.error(`worker ${index} exited ${how}; starting a replacement`);
+    this.fork(index).catch((err: unknown) => {
+      this.options.logger.error(`the replacement of worker ${index} failed: ${describeError(err)}`);
+    });
+  }
+
+  /** Asks every ready worker for its metrics and sums them as prom-client's cluster mode does. */
+  private scrape(): Promise<{ contentType: string; body: string }> {
+    const workers = [...this.slots.values()].filter((s) => s.isReady).map((s) => s.worker);
+    const id = this.nextScrape++;
+    return new Promise((resolve, reject) => {
+      const replies: WorkerMetrics[] = [];
+      const timer = setTimeout(() => {
+        this.scrapes.delete(id);
+        reject(new Error(`only ${replies.length} of ${workers.length} workers answered in time`));
+      }, SCRAPE_TIMEOUT_MS);
+      const done = (): void => {
+        clearTimeout(timer);
+        this.scrapes.delete(id);
+        const registry = AggregatorRegistry.aggregate(replies);
+        registry.metrics().then((body) => {
+          resolve({ contentType: registry.contentType, body });
+        }, reject);
+      };
+      this.scrapes.set(id, { replies, expected: workers.length, done });
+      const request: ToWorker = { kind: 'ratelimit:metrics-request', id };
+      for (const worker of workers) worker.send(request);
+      if (workers.length === 0) done();
+    });
+  }
+
+  private onMetrics(
+    id: number,
+    metrics: WorkerMetrics | undefined,
+    error: string | undefined,
+  ): void {
+    const scrape = this.scrapes.get(id);
+    if (scrape === undefined) return;
+    if (error !== undefined)
+      this.options.logger.warn('a worker could not render its metrics', { error });
+    scrape.replies.push(metrics ?? []);
+    if (scrape.replies.length >= scrape.expected) scrape.done();
+  }
+
+  /** SIGTERM to every worker (they drain), then exit once all are gone. */
+  stop(code = 0): void {
+    if (code !== 0) this.exitCode = code;
+    if (this.isStopping) return;
+    this.isStopping = true;
+    this.metricsServer?.close();
+    for (const { worker } of this.slots.values()) worker.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const { worker } of this.slots.values()) worker.process.kill('SIGKILL');
+    }, STOP_TIMEOUT_MS).unref();
+    this.maybeExit();
+  }
+
+  private maybeExit(): void {
+    if (this.isStopping && this.slots.size === 0) this.options.exit(this.exitCode);
+  }
+}

@@ -1,0 +1,43 @@
+// The worker's side of the cluster channel: it says when it listens and hands its metrics to
+// the supervisor, which serves the one Prometheus scrape for all workers.
+import {
+  WORKER_INDEX_VARIABLE,
+  isToWorker,
+  type ToSupervisor,
+  type WorkerMetrics,
+} from './messages';
+
+/** This process's worker index when a supervisor forked it; undefined otherwise. */
+export function workerIndex(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env[WORKER_INDEX_VARIABLE];
+  if (raw === undefined || process.send === undefined) return undefined;
+  const index = Number(raw);
+  return Number.isInteger(index) && index >= 0 ? index : undefined;
+}
+
+function send(message: ToSupervisor): void {
+  process.send?.(message);
+}
+
+export function announceReady(): void {
+  send({ kind: 'ratelimit:ready' });
+}
+
+/** Answers the supervisor's metrics requests with `collect()`. */
+export function serveMetrics(collect: () => Promise<WorkerMetrics>): void {
+  process.on('message', (message: unknown) => {
+    if (!isToWorker(message)) return;
+    collect().then(
+      (metrics) => {
+        send({ kind: 'ratelimit:metrics', id: message.id, metrics });
+      },
+      (err: unknown) => {
+        send({
+          kind: 'ratelimit:metrics',
+          id: message.id,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      },
+    );
+  });
+}

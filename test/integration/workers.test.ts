@@ -1,0 +1,210 @@
+// WORKERS=2: a supervisor and two worker processes sharing the listeners and the Redis
+// counters, one Prometheus scrape for both, replacement of a dead worker, and clean exits.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import net from 'node:net';
+import { collectCleanups } from '../helpers/cleanups';
+import { eventually } from '../helpers/eventually';
+import { RlsClient, rlsRequest } from '../helpers/grpc-client';
+import { freePort } from '../helpers/ports';
+import { parseExposition } from '../helpers/prometheus';
+import { RedisServer } from '../helpers/redis-server';
+import { RuntimeDir } from '../helpers/runtime-dir';
+import { ServiceProcess } from '../helpers/service-process';
+
+const cleanup = collectCleanups();
+let redis: RedisServer;
+let runtime: RuntimeDir;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+  cleanup(() => redis.stop());
+  runtime = new RuntimeDir({
+    'w.yaml':
+      'domain: w\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 5 }\n',
+  });
+  cleanup(() => {
+    runtime.destroy();
+  });
+});
+
+/** Process ids whose parent is `pid`, read from /proc. */
+function childrenOf(pid: number | undefined): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return out.sort((a, b) => a - b);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Connections a process holds whose local port is `port` (accepted ones, on a listener). */
+function connectionsOn(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match?.[1] !== undefined) inodes.add(match[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let count = 0;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    // local_address is field 1 (ADDR:PORT), the state field 3 (01 = established), inode 9.
+    if (
+      fields[1]?.endsWith(`:${hexPort}`) === true &&
+      fields[3] === '01' &&
+      inodes.has(fields[9] ?? '')
+    )
+      count += 1;
+  }
+  return count;
+}
+
+async function startWorkers(extra: Record<string, string> = {}): Promise<ServiceProcess> {
+  const service = await ServiceProcess.start({
+    env: {
+      ...runtime.env(),
+      BACKEND_TYPE: 'redis',
+      REDIS_URL: `127.0.0.1:${redis.port}`,
+      WORKERS: '2',
+      ...extra,
+    },
+  });
+  cleanup(() => service.stop());
+  // Healthy means one worker answers; the supervisor says when both listen.
+  await eventually(() => service.logs.includes('workers listening'), {
+    what: 'both workers to listen',
+  });
+  expect(childrenOf(service.pid)).toHaveLength(2);
+  return service;
+}
+
+it('shares the listeners and the Redis counters between two workers, with one scrape for both', async () => {
+  const metricsPort = await freePort();
+  const service = await startWorkers({
+    USE_PROMETHEUS: 'true',
+    PROMETHEUS_ADDR: `127.0.0.1:${metricsPort}`,
+  });
+  const workers = childrenOf(service.pid);
+  // Each client is its own connection; the supervisor hands connections out in turn.
+  const clients = Array.from(
+    { length: 6 },
+    () => new RlsClient(`127.0.0.1:${service.ports.grpc}`, { 'grpc.use_local_subchannel_pool': 1 }),
+  );
+  cleanup(() => {
+    for (const c of clients) c.close();
+  });
+  const codes: (string | undefined)[] = [];
+  for (const client of clients)
+    codes.push((await client.shouldRateLimit(rlsRequest('w', [[['k', 'shared']]]))).overallCode);
+  expect(codes).toEqual(['OK', 'OK', 'OK', 'OK', 'OK', 'OVER_LIMIT']);
+  // Each worker holds some of the six connections.
+  const held = workers.map((pid) => connectionsOn(pid, service.ports.grpc));
+  expect(held.reduce((a, b) => a + b, 0)).toBe(6);
+  for (const count of held) expect(count).toBeGreaterThanOrEqual(2);
+
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  expect(res.status).toBe(200);
+  const metrics = parseExposition(await res.text());
+  expect(metrics.get('ratelimit_service_rate_limit_total_hits{domain="w",key1="k"}')).toBe(6);
+  expect(metrics.get('ratelimit_service_rate_limit_over_limit{domain="w",key1="k"}')).toBe(1);
+  // The first worker alone serves the debug listener.
+  expect((await fetch(service.debugUrl('/rlconfig'))).status).toBe(200);
+});
+
+it('replaces a worker that dies and keeps answering meanwhile', async () => {
+  const service = await startWorkers();
+  const [victim, survivor] = childrenOf(service.pid);
+  if (victim === undefined || survivor === undefined) throw new Error('no workers');
+  process.kill(victim, 'SIGKILL');
+  const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+  cleanup(() => {
+    client.close();
+  });
+  expect((await client.shouldRateLimit(rlsRequest('w', [[['k', 'replace']]]))).overallCode).toBe(
+    'OK',
+  );
+  await eventually(
+    () => {
+      const now = childrenOf(service.pid);
+      return now.length === 2 && now.includes(survivor) && !now.includes(victim);
+    },
+    { what: 'a replacement worker' },
+  );
+  expect(service.logs).toMatch(/worker \d exited by SIGKILL; starting a replacement/);
+});
+
+it('stops every worker on SIGTERM and exits 0', async () => {
+  const service = await startWorkers();
+  const workers = childrenOf(service.pid);
+  expect(await service.signal('SIGTERM')).toBe(0);
+  await eventually(() => workers.every((pid) => !isAlive(pid)), { what: 'the workers to exit' });
+});
+
+it('lets the workers go when the supervisor is killed', async () => {
+  const service = await startWorkers();
+  const workers = childrenOf(service.pid);
+  await service.signal('SIGKILL');
+  await eventually(() => workers.every((pid) => !isAlive(pid)), {
+    what: 'orphaned workers to exit',
+  });
+});
+
+it('exits 1 with the reason when a worker cannot start', async () => {
+  const blocker = net.createServer();
+  const port = await new Promise<number>((resolve) => {
+    blocker.listen(0, '127.0.0.1', () => {
+      resolve((blocker.address() as net.AddressInfo).port);
+    });
+  });
+  cleanup(
+    () =>
+      new Promise<void>((resolve) => {
+        blocker.close(() => {
+          resolve();
+        });
+      }),
+  );
+  const service = await ServiceProcess.start({
+    env: {
+      ...runtime.env(),
+      BACKEND_TYPE: 'redis',
+      REDIS_URL: `127.0.0.1:${redis.port}`,
+      WORKERS: '2',
+      DEBUG_PORT: String(port),
+    },
+    waitFor: 'nothing',
+  });
+  cleanup(() => service.stop());
+  expect(await service.waitForExit()).toBe(1);
+  expect(service.logs).toContain(`cannot listen for debug on 127.0.0.1:${port}`);
+  expect(service.logs).toMatch(/worker 0 exited with code 1 before it was ready/);
+});
+
+it('refuses WORKERS above 1 with the memory backend before forking anything', async () => {
+  const service = await ServiceProcess.start({
+    env: { ...runtime.env(), BACKEND_TYPE: 'memory', WORKERS: '2' },
+    waitFor: 'nothing',
+  });
+  cleanup(() => service.stop());
+  expect(await service.waitForExit()).toBe(1);
+  expect(service.logs).toContain('WORKERS is 2 but BACKEND_TYPE is memory');
+});
