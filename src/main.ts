@@ -16,7 +16,7 @@ import {
 } from './provider';
 import {
   createDebugServer,
-  createHttpApp,
+  createHttpHandler,
   createMetricsServer,
   HealthState,
   RateLimitGrpcServer,
@@ -310,7 +310,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     stats,
     logger,
   });
-  const httpServer = http.createServer(createHttpApp({ engine, health, logger }));
+  const httpServer = http.createServer(createHttpHandler({ engine, health, logger }));
   // With several workers the first one alone serves the debug listener: its answers (the
   // loaded configuration, statistics) then always come from the same process.
   const debugServer =

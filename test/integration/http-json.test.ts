@@ -1,4 +1,6 @@
 // POST /json and GET /healthcheck of the built server, on the embedded memory backend.
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { inOneWindow } from '../helpers/windows';
@@ -163,6 +165,67 @@ describe('bad bodies get 400 with what was wrong', () => {
     const res = await fetch(service.url('/json'));
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('answers the same whichever way the body arrives', () => {
+  /** A raw POST /json: length-delimited bodies take the fast path, the rest go to express. */
+  function post(
+    payload: Buffer,
+    headers: http.OutgoingHttpHeaders,
+  ): Promise<{ status: number; type: string | undefined; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port: service.ports.http, path: '/json', method: 'POST', headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            resolve({
+              status: res.statusCode ?? 0,
+              type: res.headers['content-type'],
+              body: JSON.parse(Buffer.concat(chunks).toString()) as unknown,
+            });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  it.each([
+    ['with a length (fast path)', (b: Buffer) => ({ 'content-length': b.length })],
+    ['chunked (express)', () => ({ 'transfer-encoding': 'chunked' })],
+    [
+      'with a latin-1 charset (express)',
+      (b: Buffer) => ({ 'content-length': b.length, 'content-type': 'text/plain; charset=latin1' }),
+    ],
+  ])('%s', async (_how, headers) => {
+    const text = Buffer.from(JSON.stringify(body('web', [[['unlimited', `ways-${run}`]]])));
+    const answer = await post(text, headers(text));
+    expect(answer).toEqual({
+      status: 200,
+      type: 'application/json; charset=utf-8',
+      body: {
+        overallCode: 'OK',
+        statuses: [{ code: 'OK', limitRemaining: 4294967295 }],
+      },
+    });
+  });
+
+  it('gzip-encoded (express inflates it)', async () => {
+    const text = zlib.gzipSync(JSON.stringify(body('web', [[['unlimited', `gz-${run}`]]])));
+    const answer = await post(text, { 'content-length': text.length, 'content-encoding': 'gzip' });
+    expect(answer.status).toBe(200);
+  });
+
+  it('a bad body on the fast path gets the same 400 as through express', async () => {
+    const text = Buffer.from('[]');
+    const fast = await post(text, { 'content-length': text.length });
+    const slow = await post(text, { 'transfer-encoding': 'chunked' });
+    expect(fast).toEqual(slow);
+    expect(fast.status).toBe(400);
   });
 });
 

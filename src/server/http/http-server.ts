@@ -1,11 +1,12 @@
 // The HTTP front end (express): POST /json and GET /healthcheck.
+import type http from 'node:http';
 import { describeError } from '../../lib/errors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { RateLimitEngine } from '../../engine';
 import type { Logger } from '../../lib/logger';
-import { toEdgeError } from '../errors';
 import type { HealthState } from '../health';
-import { requestFromJson, responseToJson } from '../wire/json';
+import { answerJson } from './json-answer';
+import { withJsonFastPath } from './json-fast-path';
 
 export interface HttpAppOptions {
   readonly engine: RateLimitEngine;
@@ -17,6 +18,17 @@ export interface HttpAppOptions {
 
 function sendError(res: Response, status: number, code: string, message: string): void {
   res.status(status).json({ error: code, message });
+}
+
+const MAX_JSON_BODY_BYTES = 1024 * 1024;
+
+/** The HTTP front end: plain /json calls on the fast path, everything else through express. */
+export function createHttpHandler(options: HttpAppOptions): http.RequestListener {
+  return withJsonFastPath(createHttpApp(options), {
+    engine: options.engine,
+    logger: options.logger,
+    maxBodyBytes: options.maxBodyBytes ?? MAX_JSON_BODY_BYTES,
+  });
 }
 
 /** Builds the express application; the caller owns the listener. */
@@ -32,32 +44,15 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   });
 
   // Callers such as Lua scripts and curl often send no content type; read any body as text.
-  const body = express.text({ type: () => true, limit: options.maxBodyBytes ?? 1024 * 1024 });
+  const body = express.text({
+    type: () => true,
+    limit: options.maxBodyBytes ?? MAX_JSON_BODY_BYTES,
+  });
   app.post('/json', body, (req: Request, res: Response) => {
     const text = typeof req.body === 'string' ? req.body : '';
-    let request;
-    try {
-      request = requestFromJson(text);
-    } catch (err: unknown) {
-      const edge = toEdgeError(err);
-      sendError(res, edge.httpStatus, edge.code, edge.message);
-      return;
-    }
-    engine.shouldRateLimit(request).then(
-      (response) => {
-        res
-          .status(response.overallCode === 'OVER_LIMIT' ? 429 : 200)
-          .json(responseToJson(response));
-      },
-      (err: unknown) => {
-        const edge = toEdgeError(err);
-        if (edge.kind !== 'request')
-          logger.warn('rate limit request failed', {
-            error: describeError(err),
-          });
-        sendError(res, edge.httpStatus, edge.code, edge.message);
-      },
-    );
+    void answerJson(text, engine, logger).then(({ status, payload }) => {
+      res.status(status).json(payload);
+    });
   });
   app.all('/json', (_req, res) => {
     res.setHeader('Allow', 'POST');

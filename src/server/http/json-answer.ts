@@ -1,0 +1,42 @@
+// One /json call from body text to HTTP status and JSON payload, for both HTTP paths.
+import type { RateLimitEngine } from '../../engine';
+import { describeError } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
+import { toEdgeError } from '../errors';
+import { requestFromJson, responseToJson } from '../wire/json';
+
+export interface JsonAnswer {
+  readonly status: number;
+  readonly payload: unknown;
+}
+
+/** 200 when every limit holds, 429 when one is exceeded, 4xx/5xx with `{error, message}`. */
+export function answerJson(
+  text: string,
+  engine: RateLimitEngine,
+  logger: Logger,
+): Promise<JsonAnswer> {
+  let request;
+  try {
+    request = requestFromJson(text);
+  } catch (err: unknown) {
+    const edge = toEdgeError(err);
+    return Promise.resolve({
+      status: edge.httpStatus,
+      payload: { error: edge.code, message: edge.message },
+    });
+  }
+  // Never rejects: whatever goes wrong, including in the conversion, becomes an answer.
+  return engine
+    .shouldRateLimit(request)
+    .then((response) => ({
+      status: response.overallCode === 'OVER_LIMIT' ? 429 : 200,
+      payload: responseToJson(response),
+    }))
+    .catch((err: unknown) => {
+      const edge = toEdgeError(err);
+      if (edge.kind !== 'request')
+        logger.warn('rate limit request failed', { error: describeError(err) });
+      return { status: edge.httpStatus, payload: { error: edge.code, message: edge.message } };
+    });
+}
