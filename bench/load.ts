@@ -1,0 +1,180 @@
+// The load generator: keeps N calls in flight over HTTP/2 (gRPC) or HTTP/1.1 (/json) and
+// reports throughput, latency percentiles and how each call ended. It runs in its own
+// process, pinned to its own core, and is cheaper per call than the server it measures.
+import { readFileSync } from 'node:fs';
+import { RawHttpConnection, jsonRequest } from './h1-raw';
+import { RawGrpcConnection } from './h2-raw';
+
+export interface LoadOptions {
+  readonly kind: 'grpc' | 'http';
+  readonly host: string;
+  readonly port: number;
+  /** gRPC: framed request messages (base64); HTTP: JSON bodies. Sent in rotation. */
+  readonly bodies: readonly string[];
+  readonly concurrency: number;
+  /** gRPC connections the calls in flight are spread over; HTTP uses one per call. */
+  readonly connections: number;
+  readonly warmupMs: number;
+  readonly durationMs: number;
+}
+
+export interface LoadResult {
+  readonly completed: number;
+  readonly errors: number;
+  readonly durationMs: number;
+  readonly latencyMs: { p50: number; p90: number; p99: number; max: number };
+  readonly outcomes: Record<string, number>;
+  /** CPU seconds this generator spent in the measured window, to show it was not the limit. */
+  readonly cpuSeconds: number;
+}
+
+const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
+const GOOD = new Set(['OK', 'OVER_LIMIT', 'http-200', 'http-429']);
+
+type Send = (body: Buffer, done: (outcome: string) => void) => void;
+
+function grpcSender(options: LoadOptions): { send: Send; close: () => void } {
+  const connections = Array.from(
+    { length: options.connections },
+    () => new RawGrpcConnection(options.host, options.port, PATH),
+  );
+  let next = 0;
+  return {
+    send: (body, done) => {
+      const connection = connections[next++ % connections.length];
+      if (connection === undefined) throw new Error('no connection');
+      connection.call(body, done);
+    },
+    close: () => {
+      for (const c of connections) c.close();
+    },
+  };
+}
+
+function httpSender(options: LoadOptions): { send: Send; close: () => void } {
+  const idle = Array.from(
+    { length: options.concurrency },
+    () => new RawHttpConnection(options.host, options.port),
+  );
+  const all = [...idle];
+  return {
+    send: (body, done) => {
+      const connection = idle.pop();
+      if (connection === undefined) throw new Error('more calls in flight than connections');
+      connection.call(body, (outcome) => {
+        idle.push(connection);
+        done(outcome);
+      });
+    },
+    close: () => {
+      for (const c of all) c.close();
+    },
+  };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** Runs the load: warm-up first (not measured), then the measured window. */
+export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const bodies = options.bodies.map((b) =>
+    options.kind === 'grpc'
+      ? Buffer.from(b, 'base64')
+      : jsonRequest(options.host, options.port, Buffer.from(b)),
+  );
+  const { send, close } = options.kind === 'grpc' ? grpcSender(options) : httpSender(options);
+  // Preallocated so that recording a latency never allocates during the measured window.
+  let latencies = new Float64Array(1 << 20);
+  const outcomes: Record<string, number> = {};
+  let completed = 0;
+  let errors = 0;
+  let isMeasuring = false;
+  let isStopping = false;
+  let inFlight = 0;
+  let bodyIndex = 0;
+  let cpuAtStart = process.cpuUsage();
+  let cpuInWindow = 0;
+  return new Promise((resolve) => {
+    const finish = (): void => {
+      close();
+      const sorted = latencies.subarray(0, completed).sort();
+      resolve({
+        completed,
+        errors,
+        durationMs: options.durationMs,
+        latencyMs: {
+          p50: percentile(sorted, 50),
+          p90: percentile(sorted, 90),
+          p99: percentile(sorted, 99),
+          max: sorted[sorted.length - 1] ?? 0,
+        },
+        outcomes,
+        cpuSeconds: cpuInWindow,
+      });
+    };
+    const fire = (): void => {
+      if (isStopping) {
+        if (inFlight === 0) finish();
+        return;
+      }
+      const body = bodies[bodyIndex++ % bodies.length] ?? Buffer.alloc(0);
+      const started = process.hrtime.bigint();
+      const counted = isMeasuring;
+      inFlight += 1;
+      send(body, (outcome) => {
+        inFlight -= 1;
+        if (counted && isMeasuring) {
+          if (completed === latencies.length) {
+            const grown = new Float64Array(latencies.length * 2);
+            grown.set(latencies);
+            latencies = grown;
+          }
+          latencies[completed] = Number(process.hrtime.bigint() - started) / 1e6;
+          completed += 1;
+          outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+          if (!GOOD.has(outcome)) errors += 1;
+        }
+        // A closed connection would spin: stop issuing and let the window end.
+        if (outcome === 'closed') {
+          isStopping = true;
+          if (inFlight === 0) finish();
+          return;
+        }
+        fire();
+      });
+    };
+    for (let i = 0; i < options.concurrency; i++) fire();
+    setTimeout(() => {
+      isMeasuring = true;
+      cpuAtStart = process.cpuUsage();
+      setTimeout(() => {
+        const used = process.cpuUsage(cpuAtStart);
+        cpuInWindow = (used.user + used.system) / 1e6;
+        isMeasuring = false;
+        isStopping = true;
+        if (inFlight === 0) finish();
+      }, options.durationMs);
+    }, options.warmupMs);
+  });
+}
+
+if (require.main === module) {
+  const file = process.argv[2];
+  if (file === undefined) {
+    process.stderr.write('usage: load OPTIONS_FILE\n');
+    process.exit(2);
+  }
+  const options = JSON.parse(readFileSync(file, 'utf8')) as LoadOptions;
+  runLoad(options).then(
+    (result) => {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(`load: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,129 @@
+// What the bench measures: the service under each kind of traffic, and the no-op grpc-js
+// server every figure is compared with.
+import { loadPackageDefinition } from '../src/lib/proto';
+
+export const CONFIG = `domain: bench
+descriptors:
+  - key: k1
+    rate_limit: { unit: second, requests_per_unit: 1000000000 }
+  - key: k2
+    rate_limit: { unit: minute, requests_per_unit: 1000000000 }
+  - key: k3
+    rate_limit: { unit: hour, requests_per_unit: 1000000000 }
+  - key: user
+    rate_limit: { unit: hour, requests_per_unit: 1000000000 }
+  - key: blocked
+    rate_limit: { unit: hour, requests_per_unit: 1 }
+`;
+
+export type Kind = 'grpc' | 'http';
+
+export interface Scenario {
+  /** Unique; the table's first column. */
+  readonly name: string;
+  readonly kind: Kind;
+  readonly server: 'noop' | 'service';
+  readonly backend: 'redis' | 'memory' | '-';
+  readonly concurrency: number;
+  /** WORKERS for the service; above 1 the server gets two cores. */
+  readonly workers: number;
+  readonly env: Readonly<Record<string, string>>;
+  readonly bodies: (kind: Kind) => string[];
+  /** The answers every call must get (gRPC overall code, or HTTP status). */
+  readonly expect: string;
+  /** The ceiling scenario this one is divided by, measured in the same round. */
+  readonly ceiling: string | undefined;
+}
+
+const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
+  'envoy.service.ratelimit.v3.RateLimitService'
+] as unknown as { ShouldRateLimit: { requestSerialize: (value: unknown) => Buffer } };
+
+type Descriptors = [string, string][][];
+
+function request(descriptors: Descriptors): { domain: string; descriptors: unknown[] } {
+  return {
+    domain: 'bench',
+    descriptors: descriptors.map((entries) => ({
+      entries: entries.map(([key, value]) => ({ key, value })),
+    })),
+  };
+}
+
+/** A gRPC frame (flag, length, message) in base64, or a /json body. */
+function body(kind: Kind, descriptors: Descriptors): string {
+  if (kind === 'http') return JSON.stringify(request(descriptors));
+  const message = rls.ShouldRateLimit.requestSerialize(request(descriptors));
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  message.copy(frame, 5);
+  return frame.toString('base64');
+}
+
+const one = (kind: Kind): string[] => [body(kind, [[['k1', 'a']]])];
+const three = (kind: Kind): string[] => [body(kind, [[['k1', 'a']], [['k2', 'b']], [['k3', 'c']]])];
+const distinct = (kind: Kind): string[] =>
+  Array.from({ length: 10_000 }, (_, i) => body(kind, [[['user', `u${i}`]]]));
+const blocked = (kind: Kind): string[] => [body(kind, [[['blocked', 'x']]])];
+
+export const CEILING_64 = 'ceiling: no-op grpc-js';
+export const CEILING_16 = 'ceiling: no-op grpc-js @16';
+
+function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>): Scenario {
+  const concurrency = partial.concurrency ?? 64;
+  return {
+    kind: 'grpc',
+    server: 'service',
+    backend: 'redis',
+    concurrency,
+    workers: 1,
+    env: {},
+    expect: 'OK',
+    ceiling: concurrency === 16 ? CEILING_16 : CEILING_64,
+    ...partial,
+  };
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  scenario({ name: CEILING_64, server: 'noop', backend: '-', bodies: one, ceiling: undefined }),
+  scenario({
+    name: CEILING_16,
+    server: 'noop',
+    backend: '-',
+    concurrency: 16,
+    bodies: one,
+    ceiling: undefined,
+  }),
+  scenario({ name: 'redis, 1 descriptor', bodies: one }),
+  scenario({ name: 'redis, 1 descriptor @16', concurrency: 16, bodies: one }),
+  scenario({ name: 'redis, 3 descriptors', bodies: three }),
+  scenario({ name: 'redis, 10,000 distinct keys', bodies: distinct }),
+  scenario({ name: 'redis, over limit, no local cache', bodies: blocked, expect: 'OVER_LIMIT' }),
+  scenario({
+    name: 'redis, over limit, local cache',
+    bodies: blocked,
+    expect: 'OVER_LIMIT',
+    env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576' },
+  }),
+  scenario({ name: 'memory, 1 descriptor', backend: 'memory', bodies: one }),
+  scenario({ name: 'memory, 1 descriptor @16', backend: 'memory', concurrency: 16, bodies: one }),
+  scenario({
+    name: 'http /json, redis, 1 descriptor',
+    kind: 'http',
+    bodies: one,
+    expect: 'http-200',
+  }),
+  scenario({ name: 'redis, 1 descriptor, two cores, WORKERS=1', bodies: one, workers: 1 }),
+  scenario({ name: 'redis, 1 descriptor, two cores, WORKERS=2', bodies: one, workers: 2 }),
+];
+
+/** Names the targets of the performance issue refer to. */
+export const NAMES = {
+  redisOne: 'redis, 1 descriptor',
+  redisOne16: 'redis, 1 descriptor @16',
+  memoryOne: 'memory, 1 descriptor',
+  memoryOne16: 'memory, 1 descriptor @16',
+  overLimitCached: 'redis, over limit, local cache',
+  workers1: 'redis, 1 descriptor, two cores, WORKERS=1',
+  workers2: 'redis, 1 descriptor, two cores, WORKERS=2',
+} as const;

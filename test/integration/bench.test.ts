@@ -1,0 +1,40 @@
+// `npm run bench` stays runnable: a one-second, one-round run of the memory scenarios against
+// the built service prints the table and the targets, and every call got the expected answer.
+// Only correctness is asserted here; the figures are for `npm run bench` on a quiet machine.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+it('runs the bench end to end and every answer is the expected one', async () => {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bench', 'run.js')], {
+    env: {
+      ...process.env,
+      BENCH_SECONDS: '1',
+      BENCH_ROUNDS: '1',
+      BENCH_ONLY: 'memory, 1 descriptor @16',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect({ code, output }).toMatchObject({ code: 0 });
+  const rows = output
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| --'));
+  const cells = rows.map((l) => l.split('|').map((c) => c.trim()));
+  // Cells: '', scenario, in flight, answers/s, x ceiling, ..., wrong answers, ''.
+  expect(cells.map((c) => [c[1], c[2]])).toEqual([
+    ['ceiling: no-op grpc-js', '64'],
+    ['ceiling: no-op grpc-js @16', '16'],
+    ['memory, 1 descriptor @16', '16'],
+  ]);
+  for (const c of cells) {
+    expect(Number(c[3])).toBeGreaterThan(0);
+    expect(c[c.length - 2]).toBe('0');
+  }
+  expect(output).toMatch(/3\. memory: p99 < 2 ms at 16 in flight: \d+\.\d+ ms/);
+  expect(output).toMatch(/results: .*bench-results\/bench-.*\.json/);
+});
