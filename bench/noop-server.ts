@@ -20,6 +20,8 @@ if (require.main === module) {
       service: { ratelimit: { v3: { RateLimitService: { service: grpc.ServiceDefinition } } } };
     };
   };
+  // Exiting through process.exit lets `node --cpu-prof` write its profile.
+  process.once('SIGTERM', () => process.exit(0));
   const server = new grpc.Server();
   server.addService(root.envoy.service.ratelimit.v3.RateLimitService.service, {
     ShouldRateLimit: (_call: unknown, callback: grpc.sendUnaryData<unknown>) => {
