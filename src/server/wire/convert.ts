@@ -1,13 +1,6 @@
 // Converts decoded protobuf objects to the engine's types and back, validating at the edge.
+import { parseUnit, type JsonObject, type JsonValue, type LimitOverride } from '../../config';
 import {
-  parseUnit,
-  type JsonObject,
-  type JsonValue,
-  type LimitOverride,
-  type Unit,
-} from '../../config';
-import {
-  RequestError,
   type Code,
   type HeaderValue,
   type RateLimitRequest,
@@ -21,50 +14,16 @@ import type {
   WireRequest,
   WireResponse,
 } from './messages';
-
-/** envoy.type.v3.RateLimitUnit numbers (no WEEK in this enum). */
-const OVERRIDE_UNITS: readonly (Unit | undefined)[] = [
-  undefined,
-  'SECOND',
-  'MINUTE',
-  'HOUR',
-  'DAY',
-  'MONTH',
-  'YEAR',
-];
+import { overrideUnit, wholeNumber } from './request-rules';
 
 const MAX_UINT32 = 4294967295;
-
-function bad(message: string): RequestError {
-  return new RequestError('BAD_REQUEST', message);
-}
-
-function uint(value: unknown, what: string, max: number): number {
-  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > max) {
-    throw bad(`${what} must be a whole number from 0 to ${max}`);
-  }
-  return n;
-}
-
-function overrideUnit(unit: unknown, index: number): Unit {
-  let parsed: Unit | undefined;
-  if (typeof unit === 'number') parsed = OVERRIDE_UNITS[unit];
-  else if (typeof unit === 'string') parsed = unit === 'WEEK' ? undefined : parseUnit(unit);
-  if (parsed === undefined) {
-    throw bad(
-      `descriptors[${index}].limit.unit must be one of SECOND, MINUTE, HOUR, DAY, MONTH, YEAR`,
-    );
-  }
-  return parsed;
-}
 
 function descriptorOf(wire: WireDescriptor, index: number): RequestDescriptor {
   const entries = (wire.entries ?? []).map((e) => ({ key: e.key ?? '', value: e.value ?? '' }));
   let limit: LimitOverride | undefined;
   if (wire.limit !== undefined && wire.limit !== null) {
     limit = {
-      requestsPerUnit: uint(
+      requestsPerUnit: wholeNumber(
         wire.limit.requestsPerUnit ?? 0,
         `descriptors[${index}].limit.requests_per_unit`,
         MAX_UINT32,
@@ -74,7 +33,7 @@ function descriptorOf(wire: WireDescriptor, index: number): RequestDescriptor {
   }
   let hitsAddend: number | undefined;
   if (wire.hitsAddend !== undefined && wire.hitsAddend !== null) {
-    hitsAddend = uint(
+    hitsAddend = wholeNumber(
       wire.hitsAddend.value ?? 0,
       `descriptors[${index}].hits_addend`,
       Number.MAX_SAFE_INTEGER,
@@ -88,7 +47,7 @@ export function requestFromWire(wire: WireRequest): RateLimitRequest {
   return {
     domain: wire.domain ?? '',
     descriptors: (wire.descriptors ?? []).map(descriptorOf),
-    hitsAddend: uint(wire.hitsAddend ?? 0, 'hits_addend', MAX_UINT32),
+    hitsAddend: wholeNumber(wire.hitsAddend ?? 0, 'hits_addend', MAX_UINT32),
   };
 }
 

@@ -1,8 +1,9 @@
 // The proto3 JSON mapping of RateLimitRequest and RateLimitResponse for POST /json.
 import { describeError } from '../../lib/errors';
 import type { JsonObject } from '../../config';
-import { RequestError, type RateLimitRequest, type RateLimitResponse } from '../../engine';
+import type { RateLimitRequest, RateLimitResponse } from '../../engine';
 import { requestFromWire } from './convert';
+import { badRequest } from './request-rules';
 import type { WireDescriptor, WireEntry, WireRequest } from './messages';
 
 type Fields = Readonly<Record<string, string>>;
@@ -29,18 +30,14 @@ const LIMIT_FIELDS: Fields = {
   unit: 'unit',
 };
 
-function bad(message: string): RequestError {
-  return new RequestError('BAD_REQUEST', message);
-}
-
 /** Renames known fields and refuses unknown ones, as proto3 JSON parsing does. */
 function fields(value: unknown, names: Fields, path: string): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw bad(`${path} must be a JSON object`);
+    throw badRequest(`${path} must be a JSON object`);
   const out: Record<string, unknown> = {};
   for (const [name, inner] of Object.entries(value as Record<string, unknown>)) {
     const canonical = names[name];
-    if (canonical === undefined) throw bad(`${path} has an unknown field "${name}"`);
+    if (canonical === undefined) throw badRequest(`${path} has an unknown field "${name}"`);
     if (inner !== null) out[canonical] = inner;
   }
   return out;
@@ -48,19 +45,20 @@ function fields(value: unknown, names: Fields, path: string): Record<string, unk
 
 function str(value: unknown, path: string): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw bad(`${path} must be a string`);
+  if (typeof value !== 'string') throw badRequest(`${path} must be a string`);
   return value;
 }
 
 function list(value: unknown, path: string): unknown[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw bad(`${path} must be a JSON array`);
+  if (!Array.isArray(value)) throw badRequest(`${path} must be a JSON array`);
   return value;
 }
 
 function num(value: unknown, path: string): number | string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' && typeof value !== 'string') throw bad(`${path} must be a number`);
+  if (typeof value !== 'number' && typeof value !== 'string')
+    throw badRequest(`${path} must be a number`);
   return value;
 }
 
@@ -78,7 +76,7 @@ function descriptorOf(value: unknown, path: string): WireDescriptor {
     const l = fields(f.limit, LIMIT_FIELDS, `${path}.limit`);
     const unit = l.unit;
     if (unit !== undefined && typeof unit !== 'string' && typeof unit !== 'number') {
-      throw bad(`${path}.limit.unit must be a unit name`);
+      throw badRequest(`${path}.limit.unit must be a unit name`);
     }
     const rpu = num(l.requestsPerUnit, `${path}.limit.requestsPerUnit`);
     out.limit = { requestsPerUnit: rpu === undefined ? 0 : Number(rpu), unit: unit ?? null };
@@ -87,7 +85,7 @@ function descriptorOf(value: unknown, path: string): WireDescriptor {
     out.hitsAddend = { value: num(f.hitsAddend, `${path}.hitsAddend`) ?? null };
   if (f.isNegativeHits !== undefined) {
     if (typeof f.isNegativeHits !== 'boolean')
-      throw bad(`${path}.isNegativeHits must be true or false`);
+      throw badRequest(`${path}.isNegativeHits must be true or false`);
     out.isNegativeHits = f.isNegativeHits;
   }
   return out;
@@ -99,7 +97,7 @@ export function requestFromJson(body: string): RateLimitRequest {
   try {
     parsed = JSON.parse(body);
   } catch (err: unknown) {
-    throw bad(`the body is not valid JSON: ${describeError(err)}`);
+    throw badRequest(`the body is not valid JSON: ${describeError(err)}`);
   }
   const f = fields(parsed, REQUEST_FIELDS, 'the request');
   const hits = num(f.hitsAddend, 'hitsAddend');

@@ -3,24 +3,9 @@
 // requestFromWire/responseToWire, without building protobuf objects in between.
 // Field numbers: ../../../api/envoy/service/ratelimit/v3/rls.proto (and WIRE.md).
 import type { JsonObject, JsonValue, LimitOverride, Unit } from '../../config';
-import {
-  RequestError,
-  type RateLimitRequest,
-  type RateLimitResponse,
-  type RequestDescriptor,
-} from '../../engine';
+import type { RateLimitRequest, RateLimitResponse, RequestDescriptor } from '../../engine';
 import { MalformedMessage, ProtoReader, ProtoWriter, WIRE_BYTES, WIRE_VARINT } from './protobuf';
-
-/** envoy.type.v3.RateLimitUnit numbers, as a descriptor's limit override carries them. */
-const OVERRIDE_UNITS: readonly (Unit | undefined)[] = [
-  undefined,
-  'SECOND',
-  'MINUTE',
-  'HOUR',
-  'DAY',
-  'MONTH',
-  'YEAR',
-];
+import { badRequest, overrideUnit } from './request-rules';
 
 /** RateLimitResponse.RateLimit.Unit numbers. */
 const RESPONSE_UNITS: Readonly<Record<Unit, number>> = {
@@ -34,10 +19,6 @@ const RESPONSE_UNITS: Readonly<Record<Unit, number>> = {
 };
 
 const CODES = { OK: 1, OVER_LIMIT: 2 } as const;
-
-function bad(message: string): RequestError {
-  return new RequestError('BAD_REQUEST', message);
-}
 
 function entryOf(r: ProtoReader, end: number): { key: string; value: string } {
   let key = '';
@@ -60,13 +41,7 @@ function overrideOf(r: ProtoReader, end: number, index: number): LimitOverride {
     else if (tag === (2 << 3) + WIRE_VARINT) unitNumber = r.varint();
     else r.skip(tag & 7);
   }
-  const unit = OVERRIDE_UNITS[unitNumber];
-  if (unit === undefined) {
-    throw bad(
-      `descriptors[${index}].limit.unit must be one of SECOND, MINUTE, HOUR, DAY, MONTH, YEAR`,
-    );
-  }
-  return { requestsPerUnit, unit };
+  return { requestsPerUnit, unit: overrideUnit(unitNumber, index) };
 }
 
 /** google.protobuf.UInt64Value: absent value means zero. */
@@ -78,7 +53,7 @@ function uint64ValueOf(r: ProtoReader, end: number, index: number): number {
     else r.skip(tag & 7);
   }
   if (value > Number.MAX_SAFE_INTEGER) {
-    throw bad(
+    throw badRequest(
       `descriptors[${index}].hits_addend must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`,
     );
   }
@@ -141,7 +116,7 @@ export function decodeRateLimitRequest(buf: Buffer, start = 0, end = buf.length)
     }
   } catch (err: unknown) {
     if (err instanceof MalformedMessage)
-      throw bad(`the request is not a RateLimitRequest: ${err.message}`);
+      throw badRequest(`the request is not a RateLimitRequest: ${err.message}`);
     throw err;
   }
   return { domain, descriptors, hitsAddend };
