@@ -15,3 +15,20 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Settings for an in-process service on the memory backend, every listener on a free loopback port. */
+export async function loopbackServiceEnv(
+  extra: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  return {
+    BACKEND_TYPE: 'memory',
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    GRPC_HOST: '127.0.0.1',
+    GRPC_PORT: String(await freePort()),
+    DEBUG_HOST: '127.0.0.1',
+    DEBUG_PORT: String(await freePort()),
+    USE_STATSD: 'false',
+    ...extra,
+  };
+}

@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/lib/logger';
 import { loadPackageDefinition } from '../../src/lib/proto';
 import { startService, type RunningService } from '../../src/main';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
-import { freePort } from '../helpers/ports';
+import { loopbackServiceEnv } from '../helpers/ports';
 import { RuntimeDir } from '../helpers/runtime-dir';
 
 const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
@@ -32,17 +32,7 @@ beforeAll(async () => {
       'domain: p\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 100 }\n',
   });
   service = await startService({
-    env: {
-      ...runtime.env(),
-      BACKEND_TYPE: 'memory',
-      HOST: '127.0.0.1',
-      PORT: String(await freePort()),
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: String(await freePort()),
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: String(await freePort()),
-      USE_STATSD: 'false',
-    },
+    env: await loopbackServiceEnv(runtime.env()),
     logger: silentLogger,
   });
   address = `127.0.0.1:${service.ports.grpc}`;

@@ -5,7 +5,7 @@ import { startService, type RunningService } from '../../src/main';
 import { silentLogger } from '../../src/lib/logger';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
-import { freePort } from '../helpers/ports';
+import { loopbackServiceEnv } from '../helpers/ports';
 
 /** A source that has not heard from its server yet: nothing can produce this with files. */
 class SilentProvider implements ConfigProvider {
@@ -19,29 +19,17 @@ class SilentProvider implements ConfigProvider {
   }
 }
 
-async function env(extra: Record<string, string>): Promise<Record<string, string>> {
-  return {
-    BACKEND_TYPE: 'memory',
-    HOST: '127.0.0.1',
-    PORT: String(await freePort()),
-    GRPC_HOST: '127.0.0.1',
-    GRPC_PORT: String(await freePort()),
-    DEBUG_HOST: '127.0.0.1',
-    DEBUG_PORT: String(await freePort()),
-    USE_STATSD: 'false',
-    ...extra,
-  };
-}
-
 it('waits for the first configuration before opening the listeners', async () => {
   const provider = new SilentProvider();
   let service: RunningService | undefined;
-  const starting = startService({ env: await env({}), provider, logger: silentLogger }).then(
-    (s) => {
-      service = s;
-      return s;
-    },
-  );
+  const starting = startService({
+    env: await loopbackServiceEnv({}),
+    provider,
+    logger: silentLogger,
+  }).then((s) => {
+    service = s;
+    return s;
+  });
   await eventually(() => provider.listener !== undefined, { what: 'the provider to start' });
   // Nothing has been delivered, so nothing listens yet.
   await new Promise((resolve) => setImmediate(resolve));
@@ -55,7 +43,7 @@ it('waits for the first configuration before opening the listeners', async () =>
 it('opens the listeners at once with FORCE_START_WITHOUT_INITIAL_CONFIG and refuses requests until a configuration arrives', async () => {
   const provider = new SilentProvider();
   const service = await startService({
-    env: await env({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
+    env: await loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
     provider,
     logger: silentLogger,
   });
@@ -78,7 +66,7 @@ it('opens the listeners at once with FORCE_START_WITHOUT_INITIAL_CONFIG and refu
 it('answers a request whose bytes are not a RateLimitRequest with a clean status and keeps serving', async () => {
   const provider = new SilentProvider();
   const service = await startService({
-    env: await env({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
+    env: await loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
     provider,
     logger: silentLogger,
   });
