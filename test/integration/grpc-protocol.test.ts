@@ -3,9 +3,9 @@
 import http2 from 'node:http2';
 import zlib from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
-import { silentLogger } from '../../src/lib/logger';
 import { loadPackageDefinition } from '../../src/lib/proto';
-import { startService, type RunningService } from '../../src/main';
+import type { RunningService } from '../../src/main';
+import { startInProcess } from '../helpers/in-process-service';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { loopbackServiceEnv } from '../helpers/ports';
 import { RuntimeDir } from '../helpers/runtime-dir';
@@ -31,9 +31,8 @@ beforeAll(async () => {
     'p.yaml':
       'domain: p\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 100 }\n',
   });
-  service = await startService({
+  service = await startInProcess({
     env: await loopbackServiceEnv(runtime.env()),
-    logger: silentLogger,
   });
   address = `127.0.0.1:${service.ports.grpc}`;
 });

@@ -1,8 +1,8 @@
 // Start-up waits for the first configuration unless FORCE_START_WITHOUT_INITIAL_CONFIG is set.
 import * as grpc from '@grpc/grpc-js';
 import type { ConfigListener, ConfigProvider } from '../../src/provider';
-import { startService, type RunningService } from '../../src/main';
-import { silentLogger } from '../../src/lib/logger';
+import type { RunningService } from '../../src/main';
+import { startInProcess } from '../helpers/in-process-service';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { loopbackServiceEnv } from '../helpers/ports';
@@ -22,10 +22,9 @@ class SilentProvider implements ConfigProvider {
 it('waits for the first configuration before opening the listeners', async () => {
   const provider = new SilentProvider();
   let service: RunningService | undefined;
-  const starting = startService({
+  const starting = startInProcess({
     env: await loopbackServiceEnv({}),
     provider,
-    logger: silentLogger,
   }).then((s) => {
     service = s;
     return s;
@@ -42,10 +41,9 @@ it('waits for the first configuration before opening the listeners', async () =>
 
 it('opens the listeners at once with FORCE_START_WITHOUT_INITIAL_CONFIG and refuses requests until a configuration arrives', async () => {
   const provider = new SilentProvider();
-  const service = await startService({
+  const service = await startInProcess({
     env: await loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
     provider,
-    logger: silentLogger,
   });
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
   try {
@@ -65,10 +63,9 @@ it('opens the listeners at once with FORCE_START_WITHOUT_INITIAL_CONFIG and refu
 
 it('answers a request whose bytes are not a RateLimitRequest with a clean status and keeps serving', async () => {
   const provider = new SilentProvider();
-  const service = await startService({
+  const service = await startInProcess({
     env: await loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
     provider,
-    logger: silentLogger,
   });
   const raw = new grpc.Client(`127.0.0.1:${service.ports.grpc}`, grpc.credentials.createInsecure());
   try {
