@@ -2,7 +2,7 @@
 // also a ratio to that ceiling measured in the same round. Scenarios run round-robin, so a
 // slow spell of a shared machine lands on every scenario alike; the table shows medians.
 // Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (a name fragment; the ceilings
-// always run).
+// always run), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS for the service under test only).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +64,8 @@ function serviceEnv(
 ): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '',
+    // Lets a run try V8 flags on the server alone (the load generator keeps its own).
+    NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS ?? '',
     HOST: '127.0.0.1',
     PORT: String(ports.http),
     GRPC_HOST: '127.0.0.1',
