@@ -70,8 +70,9 @@ export function port(defaultValue: number): FieldSpec<number> {
 }
 
 /** A decimal number within [min, max]. */
-export function float(defaultValue: number, min: number, max: number): FieldSpec<number> {
-  const accepted = `a number from ${min} to ${max}`;
+export function float(defaultValue: number, min: number, max = Infinity): FieldSpec<number> {
+  const accepted =
+    max === Infinity ? `a number of at least ${min}` : `a number from ${min} to ${max}`;
   return {
     defaultValue,
     accepted,

@@ -207,10 +207,25 @@ function mogrifiers(
 ): MogrifierSettings[] {
   const tagsSpec = mapField();
   const out: MogrifierSettings[] = [];
-  for (const name of names) {
-    const read = (suffix: string): { name: string; text: string } | undefined =>
-      lookup(env, `DOG_STATSD_MOGRIFIER_${name}_${suffix}`) ??
-      lookup(env, `DOG_STATSD_MOGRIFIERS_${name}_${suffix}`);
+  for (const given of names) {
+    // The reference reads these through envconfig, which upper-cases the whole name.
+    const name = given.toUpperCase();
+    const read = (suffix: string): { name: string; text: string } | undefined => {
+      const spellings = [
+        `DOG_STATSD_MOGRIFIER_${name}_${suffix}`,
+        `DOG_STATSD_MOGRIFIERS_${name}_${suffix}`,
+      ];
+      // Both real spellings come before the neutral ones, so a real name always wins.
+      for (const real of spellings) {
+        const text = env[real];
+        if (text !== undefined && text !== '') return { name: real, text };
+      }
+      for (const real of spellings) {
+        const found = lookup(env, real);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    };
     const pattern = read('PATTERN');
     const metricName = read('NAME');
     const tagsText = read('TAGS');
@@ -278,7 +293,8 @@ function statsSinks(
 ): StatsSinkSettings[] {
   const sinks: StatsSinkSettings[] = [];
   if (st.USE_DOG_STATSD) {
-    if (isStatsdExplicit && st.USE_STATSD) {
+    // With DISABLE_STATS nothing is sent, so the clash does not matter (the reference starts).
+    if (isStatsdExplicit && st.USE_STATSD && !st.DISABLE_STATS) {
       problems.push({
         setting: 'USE_DOG_STATSD',
         message:
@@ -363,13 +379,6 @@ export function loadSettings(env: Environment = process.env): Settings {
   const l = raw.limiter;
   const t = raw.tracing;
 
-  if (x.XDS_CLIENT_BACKOFF_MAX_INTERVAL < x.XDS_CLIENT_BACKOFF_INITIAL_INTERVAL) {
-    problems.push({
-      setting: nameOf('XDS_CLIENT_BACKOFF_MAX_INTERVAL'),
-      message:
-        'is shorter than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL; accepted: a duration at least as long',
-    });
-  }
   if (st.STATS_FLUSH_INTERVAL <= 0 && !st.DISABLE_STATS) {
     problems.push({ setting: nameOf('STATS_FLUSH_INTERVAL'), message: 'must be longer than 0' });
   }

@@ -18,7 +18,7 @@ const LOG_LEVEL_NAMES = [...LOG_LEVELS, 'warn'] as const;
 /** Options of one Redis instance; the per-second instance has the same set. */
 function redisInstance(defaultUrl: string) {
   return {
-    SOCKET_TYPE: oneOf('', ['', 'tcp', 'unix']),
+    SOCKET_TYPE: oneOf('', ['', 'tcp', 'unix'], { tcp4: 'tcp', tcp6: 'tcp' }),
     TYPE: oneOf('single', ['single', 'sentinel', 'cluster']),
     URL: str(defaultUrl),
     POOL_SIZE: int(10, 1),
@@ -90,7 +90,7 @@ export const SCHEMA = {
     CONFIG_GRPC_XDS_SERVER_TLS_SAN: str(),
     XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: duration('10s'),
     XDS_CLIENT_BACKOFF_MAX_INTERVAL: duration('60s'),
-    XDS_CLIENT_BACKOFF_RANDOM_FACTOR: float(0.5, 0, 1),
+    XDS_CLIENT_BACKOFF_RANDOM_FACTOR: float(0.5, 0),
     XDS_CLIENT_BACKOFF_JITTER: bool(true),
     XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: int(0),
   }),
@@ -163,7 +163,9 @@ export const SCHEMA = {
     TRACING_SERVICE_NAMESPACE: str(),
     TRACING_SERVICE_INSTANCE_ID: str(),
     TRACING_SAMPLING_RATE: float(1, 0, 1),
-    OTEL_SEMCONV_STABILITY_OPT_IN: oneOf('', ['', 'rpc', 'rpc/old', 'rpc/dup']),
+    // OpenTelemetry's comma list, often set for a whole pod: tokens for other conventions
+    // (http, http/dup, ...) are someone else's and pass through.
+    OTEL_SEMCONV_STABILITY_OPT_IN: list(),
   }),
 } as const;
 

@@ -211,7 +211,7 @@ export interface TracingSettings {
   readonly serviceNamespace: string;
   readonly serviceInstanceId: string;
   readonly samplingRate: number;
-  readonly semconvStabilityOptIn: string;
+  readonly semconvStabilityOptIn: readonly string[];
 }
 
 /** Everything the environment configures, validated once and frozen. */

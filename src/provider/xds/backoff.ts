@@ -25,7 +25,9 @@ export class Backoff {
     );
     if (base < this.settings.maxIntervalMs) this.attempt += 1;
     if (!this.settings.jitter || this.settings.randomFactor === 0) return base;
-    const spread = base * this.settings.randomFactor;
+    // Factors above 1 come from the reference, which reads the setting as the multiplier;
+    // here they spread the delay over its whole range (0 to twice itself) at most.
+    const spread = base * Math.min(this.settings.randomFactor, 1);
     return base - spread + this.random() * 2 * spread;
   }
 

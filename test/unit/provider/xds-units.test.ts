@@ -37,6 +37,24 @@ describe('Backoff', () => {
     expect(high.next()).toBeCloseTo(150, 3);
     expect(low.next()).toBe(100);
   });
+
+  it('keeps a maximum below the initial interval, and never waits less than 0', () => {
+    const capped = new Backoff({
+      initialIntervalMs: 3000,
+      maxIntervalMs: 1000,
+      randomFactor: 0,
+      jitter: true,
+    });
+    expect([capped.next(), capped.next()]).toEqual([1000, 1000]);
+    // A reference-style factor of 2 spreads over the whole range instead of going negative.
+    const wide = (r: number): number =>
+      new Backoff(
+        { initialIntervalMs: 100, maxIntervalMs: 1000, randomFactor: 2, jitter: true },
+        () => r,
+      ).next();
+    expect(wide(0)).toBe(0);
+    expect(wide(0.5)).toBe(100);
+  });
 });
 
 describe('decodeResource', () => {

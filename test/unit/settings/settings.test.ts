@@ -374,15 +374,32 @@ describe('refusals name the setting, the value and what is accepted', () => {
     expect(problems({ PORT: 'x', GRPC_PORT: 'y', LOG_FORMAT: 'z' })).toHaveLength(3);
   });
 
-  it('refuses the backoff maximum below the initial interval', () => {
-    expect(
-      problems({
-        XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '30s',
-        XDS_CLIENT_BACKOFF_MAX_INTERVAL: '10s',
-      }),
-    ).toEqual([
-      'XDS_CLIENT_BACKOFF_MAX_INTERVAL: is shorter than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL; accepted: a duration at least as long',
+  it('accepts the xDS backoff values the reference starts with', () => {
+    // The reference caps every wait at the maximum, and reads the factor as a multiplier.
+    const xds = loadSettings({
+      XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: '30s',
+      XDS_CLIENT_BACKOFF_MAX_INTERVAL: '10s',
+      XDS_CLIENT_BACKOFF_RANDOM_FACTOR: '2',
+    }).config.source;
+    expect(xds).toMatchObject({ type: 'FILE' });
+    expect(problems({ XDS_CLIENT_BACKOFF_RANDOM_FACTOR: '-1' })).toEqual([
+      'XDS_CLIENT_BACKOFF_RANDOM_FACTOR: "-1" is not valid; accepted: a number of at least 0',
     ]);
+  });
+
+  it('passes OTEL_SEMCONV_STABILITY_OPT_IN tokens of other conventions through', () => {
+    expect(
+      loadSettings({ OTEL_SEMCONV_STABILITY_OPT_IN: 'http/dup, rpc/dup' }).tracing
+        .semconvStabilityOptIn,
+    ).toEqual(['http/dup', 'rpc/dup']);
+  });
+
+  it('reads tcp4 and tcp6 socket types as tcp, as Go dialers do', () => {
+    for (const type of ['tcp4', 'tcp6']) {
+      expect(loadSettings({ REDIS_SOCKET_TYPE: type }).backend).toMatchObject({
+        main: { socketType: 'tcp' },
+      });
+    }
   });
 
   it('puts every problem in the error message, one per line', () => {
@@ -421,7 +438,44 @@ describe('capabilities not built yet are refused, never ignored', () => {
   });
 });
 
+it('ignores Redis capabilities while another backend is chosen, as the reference does', () => {
+  expect(
+    loadSettings({
+      BACKEND_TYPE: 'memory',
+      REDIS_TYPE: 'sentinel',
+      REDIS_URL: 'm,h:1',
+      REDIS_TLS: 'true',
+      REDIS_AWS_IAM_AUTH: 'true',
+    }).backend,
+  ).toEqual({ type: 'memory' });
+});
+
 describe('mogrifiers', () => {
+  it('read their settings under the upper-cased name, as envconfig does', () => {
+    const [sink] = loadSettings({
+      USE_DOG_STATSD: 'true',
+      DOG_STATSD_MOGRIFIERS: 'domain',
+      DOG_STATSD_MOGRIFIER_DOMAIN_PATTERN: '^ratelimit\\.service\\.rate_limit\\.(.*)$',
+      DOG_STATSD_MOGRIFIER_DOMAIN_NAME: 'ratelimit.service.rate_limit',
+      DOG_STATSD_MOGRIFIER_DOMAIN_TAGS: 'key:$1',
+    }).stats.sinks;
+    expect(sink).toMatchObject({
+      type: 'dogstatsd',
+      mogrifiers: [{ metricName: 'ratelimit.service.rate_limit', tags: { key: '$1' } }],
+    });
+  });
+
+  it('prefer both real spellings to the neutral ones', () => {
+    const [sink] = loadSettings({
+      USE_DOG_STATSD: 'true',
+      DOG_STATSD_MOGRIFIERS: 'A',
+      TAGGEDPUSH_MOGRIFIER_A_PATTERN: 'neutral',
+      DOG_STATSD_MOGRIFIERS_A_PATTERN: 'real',
+      DOG_STATSD_MOGRIFIER_A_NAME: 'n',
+    }).stats.sinks;
+    expect(sink).toMatchObject({ mogrifiers: [{ pattern: 'real' }] });
+  });
+
   it('are validated when DogStatsD is on', () => {
     const found = problems({
       USE_DOG_STATSD: 'true',
@@ -463,6 +517,10 @@ describe('statistics sinks', () => {
     expect(problems({ USE_DOG_STATSD: 'true', USE_STATSD: 'true' })).toEqual([
       'USE_DOG_STATSD: USE_STATSD and USE_DOG_STATSD are both true and both send to STATSD_HOST:STATSD_PORT; set USE_STATSD=false',
     ]);
+    expect(
+      loadSettings({ USE_DOG_STATSD: 'true', USE_STATSD: 'true', DISABLE_STATS: 'true' }).stats
+        .enabled,
+    ).toBe(false);
   });
 
   it('reads PROMETHEUS_ADDR as host:port or :port', () => {
