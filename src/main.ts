@@ -101,7 +101,16 @@ function createProvider(settings: Settings, stats: StatsStore, logger: Logger): 
   const source = settings.config.source;
   switch (source.type) {
     case 'FILE':
-      return new FileConfigProvider({ settings: source, compile, logger });
+      return new FileConfigProvider({
+        settings: source,
+        compile,
+        logger,
+        loaderStats: {
+          loadAttempts: stats.counter(STAT.runtimeLoadAttempts),
+          loadFailures: stats.counter(STAT.runtimeLoadFailures),
+          numValues: stats.gauge(STAT.runtimeNumValues),
+        },
+      });
     case 'GRPC_XDS_SOTW':
       return new XdsConfigProvider({ settings: source, compile, logger });
   }

@@ -216,8 +216,9 @@ export class CompiledSnapshot implements ConfigSnapshot {
         for (const node of nodes) {
           const r = node.rule;
           if (r !== undefined) {
+            // The reference's exact line: scripts parse it, so nothing is added to it.
             lines.push(
-              `${r.statKey}: unit=${r.unit ?? 'UNKNOWN'} requests_per_unit=${r.requestsPerUnit}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}${r.isUnlimited ? ', unlimited: true' : ''}`,
+              `${r.statKey}: unit=${r.unit ?? 'UNKNOWN'} requests_per_unit=${r.requestsPerUnit}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}`,
             );
           }
           if (node.children !== undefined) walk(node.children);

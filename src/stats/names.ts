@@ -17,6 +17,10 @@ export const STAT = Object.freeze({
   /** Connection statistics of a Redis instance: `redis_pool` or `redis_per_second_pool`. */
   redisPool: (pool: string, name: string) => `ratelimit.${pool}.${name}`,
   domainNotFound: (domain: string) => `${RULE_SCOPE}.${sanitizeStatName(domain)}.domain_not_found`,
+  /** The file loader's own statistics, named as the reference's runtime loader reports them. */
+  runtimeLoadAttempts: 'runtime.load_attempts',
+  runtimeLoadFailures: 'runtime.load_failures',
+  runtimeNumValues: 'runtime.num_values',
   totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
   responseTime: (method: string) => `ratelimit_server.${method}.response_time`,
 });

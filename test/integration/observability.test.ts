@@ -46,9 +46,17 @@ it('flushes counters to statsd over UDP as deltas every STATS_FLUSH_INTERVAL', a
     client.close();
   });
   await client.shouldRateLimit(rlsRequest('obs', [[['k', 'statsd']]], 3));
+  expect(await client.healthCheck()).toBe('SERVING');
   await eventually(() => lines.includes('ratelimit.service.rate_limit.obs.k.over_limit:1|c'), {
     what: 'the first flush',
   });
+  // Health checks are counted like every unary call, under their own method name.
+  await eventually(
+    () =>
+      lines.includes('ratelimit_server.Check.total_requests:1|c') &&
+      lines.some((l) => /^ratelimit_server\.Check\.response_time:[\d.]+\|ms$/.test(l)),
+    { what: 'the health check statistics' },
+  );
   expect(lines).toContain('ratelimit.service.rate_limit.obs.k.total_hits:3|c');
   expect(lines).toContain('ratelimit.service.rate_limit.obs.k.near_limit:1|c');
   expect(lines).toContain('ratelimit.service.config_load_success:1|c');

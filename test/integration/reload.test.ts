@@ -127,7 +127,10 @@ describe('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED', () => {
       {},
       { HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: 'true' },
     );
-    expect((await fetch(service.url('/healthcheck'))).status).toBe(500);
+    // Every method tells the health: HAProxy's httpchk probes with OPTIONS.
+    for (const method of ['GET', 'HEAD', 'OPTIONS', 'POST']) {
+      expect((await fetch(service.url('/healthcheck'), { method })).status).toBe(500);
+    }
     expect(await client.healthCheck()).toBe('NOT_SERVING');
     runtime.write({ 'a.yaml': domainFile('a', 1) });
     await eventually(async () => (await fetch(service.url('/healthcheck'))).status === 200, {

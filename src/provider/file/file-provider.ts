@@ -10,14 +10,26 @@ import {
 } from '../../config';
 import type { Logger } from '../../lib/logger';
 import type { FileSourceSettings } from '../../settings';
+import type { Counter, Gauge } from '../../stats';
 import type { ConfigListener, ConfigProvider } from '../provider';
 import { listConfigFiles, readConfigFiles } from './read-directory';
 import { ResilientWatch } from './watch';
+
+/** Loader statistics the reference reports under `runtime.` (operators alert on the failures). */
+export interface FileLoaderStats {
+  /** Every load of the directory. */
+  readonly loadAttempts: Counter;
+  /** Files or directories that could not be read. */
+  readonly loadFailures: Counter;
+  /** Files found by the last load, YAML or not. */
+  readonly numValues: Gauge;
+}
 
 export interface FileProviderOptions {
   readonly settings: FileSourceSettings;
   readonly compile: CompileOptions;
   readonly logger: Logger;
+  readonly loaderStats?: FileLoaderStats;
   /** Events closer together than this cause one reload. */
   readonly debounceMs?: number;
 }
@@ -116,11 +128,13 @@ export class FileConfigProvider implements ConfigProvider {
     const dir = this.directory;
     let documents: ConfigDocument[];
     const errors: ConfigError[] = [];
+    const loaderStats = this.options.loaderStats;
+    loaderStats?.loadAttempts.inc();
     try {
       const skipped: string[] = [];
-      const files = await readConfigFiles(
-        await listConfigFiles(dir, this.options.settings.ignoreDotFiles, skipped),
-      );
+      const paths = await listConfigFiles(dir, this.options.settings.ignoreDotFiles, skipped);
+      loaderStats?.numValues.set(paths.length + skipped.length);
+      const files = await readConfigFiles(paths);
       for (const file of skipped)
         logger.info('skipping a file that is not .yaml or .yml', { file });
       documents = [];
@@ -130,6 +144,7 @@ export class FileConfigProvider implements ConfigProvider {
         else documents.push(parsed);
       }
     } catch (err: unknown) {
+      loaderStats?.loadFailures.inc();
       const reason = describeError(err);
       listener.onRejected([
         new ConfigError('READ_FAILED', dir, `cannot read the configuration directory: ${reason}`),

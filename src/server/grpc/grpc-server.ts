@@ -131,10 +131,15 @@ export class RateLimitGrpcServer {
   private isShuttingDown = false;
   private readonly totalRequests: Counter;
   private readonly responseTime: Timer;
+  // The reference counts every unary call, health checks included, under the method's name.
+  private readonly checkRequests: Counter;
+  private readonly checkTime: Timer;
 
   constructor(private readonly options: GrpcServerOptions) {
     this.totalRequests = options.stats.counter(STAT.totalRequests('ShouldRateLimit'));
     this.responseTime = options.stats.timer(STAT.responseTime('ShouldRateLimit'));
+    this.checkRequests = options.stats.counter(STAT.totalRequests('Check'));
+    this.checkTime = options.stats.timer(STAT.responseTime('Check'));
     this.server = http2.createServer();
     this.server.on('stream', this.onStream);
     this.server.on('session', this.onSession);
@@ -210,11 +215,15 @@ export class RateLimitGrpcServer {
       case SHOULD_RATE_LIMIT:
         this.shouldRateLimit(stream, encoding, parseTimeout(headers['grpc-timeout']));
         return;
-      case HEALTH_CHECK:
+      case HEALTH_CHECK: {
+        const started = process.hrtime.bigint();
+        this.checkRequests.inc();
         this.unary(stream, encoding, (message) => {
           this.check(stream, message);
+          this.checkTime.record(Number(process.hrtime.bigint() - started) / 1e6);
         });
         return;
+      }
       case HEALTH_WATCH:
         this.unary(stream, encoding, (message) => {
           this.watch(stream, message);

@@ -1,4 +1,4 @@
-// The HTTP front end (express): POST /json and GET /healthcheck.
+// The HTTP front end (express): POST /json and /healthcheck.
 import type http from 'node:http';
 import { describeError } from '../../lib/errors';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -38,7 +38,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.get('/healthcheck', (_req, res) => {
+  // Any method, as in the reference: probes such as HAProxy's httpchk send OPTIONS, and express
+  // would otherwise answer OPTIONS with 200 whatever the health.
+  app.all('/healthcheck', (_req, res) => {
     if (health.isHealthy()) res.status(200).type('text/plain').send('OK');
     else res.status(500).type('text/plain').send('unhealthy');
   });

@@ -112,6 +112,13 @@ descriptors:
       'd.zero: unit=DAY requests_per_unit=0, shadow_mode: false, quota_mode: false',
     ]);
   });
+
+  it('dumps an unlimited rule in the same fixed format, as the reference does', () => {
+    const u = snap('domain: u\ndescriptors:\n  - key: k\n    rate_limit: { unlimited: true }\n');
+    expect(u.dump()).toBe(
+      'u.k: unit=UNKNOWN requests_per_unit=0, shadow_mode: false, quota_mode: false\n',
+    );
+  });
 });
 
 describe('wildcards', () => {

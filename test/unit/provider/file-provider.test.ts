@@ -6,7 +6,7 @@ import type { ConfigError, ConfigSnapshot } from '../../../src/config';
 import { MemoryLogger } from '../../../src/lib/logger';
 import { FileConfigProvider } from '../../../src/provider';
 import type { FileSourceSettings } from '../../../src/settings';
-import { StatsStore } from '../../../src/stats';
+import { STAT, StatsStore } from '../../../src/stats';
 import { eventually } from '../../helpers/eventually';
 import { RuntimeDir } from '../../helpers/runtime-dir';
 
@@ -38,6 +38,7 @@ afterEach(async () => {
 async function start(
   settings: Partial<FileSourceSettings> & { runtimeRoot: string },
   logger = new MemoryLogger(),
+  stats = new StatsStore(),
 ): Promise<Recorder> {
   const recorder = new Recorder();
   const provider = new FileConfigProvider({
@@ -51,6 +52,11 @@ async function start(
     },
     compile: { stats: new StatsStore(), mergeDomainConfig: false, sanitizeDots: false },
     logger,
+    loaderStats: {
+      loadAttempts: stats.counter(STAT.runtimeLoadAttempts),
+      loadFailures: stats.counter(STAT.runtimeLoadFailures),
+      numValues: stats.gauge(STAT.runtimeNumValues),
+    },
     debounceMs: 20,
   });
   providers.push(provider);
@@ -166,4 +172,22 @@ it('refuses a bad load with every problem and keeps going, and reads a directory
   writeFileSync(path.join(root, 'config', 'x.yaml'), file('x'));
   rmSync(path.join(root, 'config', 'y.yaml'));
   await eventually(() => recorder.domains?.join() === 'x', { what: 'the fixed directory' });
+});
+
+it('counts loads, unreadable directories and the files found, under the reference runtime names', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'rl-provider-'));
+  dirs.push(root);
+  const stats = new StatsStore();
+  const counter = (name: string): number | undefined => stats.snapshot().counters.get(name);
+  await start({ runtimeRoot: root }, new MemoryLogger(), stats);
+  expect(counter('runtime.load_attempts')).toBe(1);
+  expect(counter('runtime.load_failures')).toBe(1);
+  mkdirSync(path.join(root, 'config'));
+  writeFileSync(path.join(root, 'config', 'README.md'), '# not a config');
+  writeFileSync(path.join(root, 'config', 'a.yaml'), file('a'));
+  await eventually(() => stats.snapshot().gauges.get('runtime.num_values') === 2, {
+    what: 'both files counted',
+  });
+  expect(counter('runtime.load_attempts')).toBeGreaterThanOrEqual(2);
+  expect(counter('runtime.load_failures')).toBe(1);
 });
