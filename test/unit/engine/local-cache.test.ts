@@ -68,3 +68,20 @@ it('counts lookups, hits, misses, expiries, overwrites and evictions for its gau
   });
   expect(cache.evictions).toBeGreaterThan(0);
 });
+
+it('reports the mean Unix second of its entries last access, and 0 when empty', () => {
+  const clock = new ManualClock(1_700_000_000_000);
+  const cache = new OverLimitCache(10_000, clock);
+  expect(cache.averageAccessSec).toBe(0);
+  cache.add('a', 60);
+  clock.advance(10_000);
+  cache.add('b', 60);
+  expect(cache.averageAccessSec).toBe(1_700_000_005);
+  clock.advance(10_000);
+  expect(cache.has('a')).toBe(true);
+  expect(cache.averageAccessSec).toBe(1_700_000_015);
+  clock.advance(60_000);
+  expect(cache.has('a')).toBe(false);
+  expect(cache.has('b')).toBe(false);
+  expect(cache.averageAccessSec).toBe(0);
+});
