@@ -284,7 +284,9 @@ export class RateLimitEngine {
         durationUntilResetSeconds: reset,
       };
     }
-    const before = after - plan.sentHits;
+    // Held-back hits (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT) split near/over as if they had
+    // landed on the unchanged value, as the reference's statistics do.
+    const before = after - plan.hits;
     const c = classify(
       rule.requestsPerUnit,
       before,

@@ -589,6 +589,36 @@ descriptors:
     keys: { '{p}basic_one_per_minute_s_1699999980': 3, '{p}basic_per_hour_s_1699999200': 1 },
   },
   {
+    name: 'stop-increment: held-back hits split near/within as if they had landed, as the reference counts them',
+    config: [basic],
+    env: { STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true' },
+    domain: 'basic',
+    steps: [
+      {
+        descriptors: [d([['per_day', 'w']], { hitsAddend: 17 })],
+        overall: 'OK',
+        statuses: [ok(3, 20, 'DAY', 6400)],
+      },
+      {
+        // per_day stays at 17 (its 3 hits are held back); near_limit takes 17 - 16 of them.
+        descriptors: [
+          d([['one_per_minute', 'w']], { hitsAddend: 2 }),
+          d([['per_day', 'w']], { hitsAddend: 3 }),
+        ],
+        overall: 'OVER_LIMIT',
+        statuses: [over(1, 'MINUTE', 40), ok(3, 20, 'DAY', 6400)],
+      },
+    ],
+    ruleStats: {
+      'basic.per_day.total_hits': 20,
+      'basic.per_day.within_limit': 20,
+      'basic.per_day.near_limit': 2,
+      'basic.one_per_minute.over_limit': 1,
+      'basic.one_per_minute.near_limit': 1,
+    },
+    keys: { '{p}basic_one_per_minute_w_1699999980': 2, '{p}basic_per_day_w_1699920000': 17 },
+  },
+  {
     name: 'stop-increment with the local cache: a key over in the cache holds back every other',
     config: [basic],
     env: { STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true', LOCAL_CACHE_SIZE_IN_BYTES: '100000' },
