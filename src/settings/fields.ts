@@ -141,8 +141,9 @@ export function list(): FieldSpec<readonly string[]> {
 
 /**
  * A comma-separated list of `key:value` pairs, as the reference reads maps. With
- * `allowEquals` a pair may also be `key=value`, split at whichever separator comes first (the
- * reference reads CONFIG_GRPC_XDS_NODE_METADATA that way).
+ * `allowEquals` a pair may also be `key=value`: the reference reads CONFIG_GRPC_XDS_NODE_METADATA
+ * by splitting at `=` only, so a pair with `=` is split there (keys such as `envoy.io:zone` keep
+ * their colon) and `:` is the separator only of pairs without one.
  */
 export function map(allowEquals = false): FieldSpec<Readonly<Record<string, string>>> {
   const accepted = allowEquals
@@ -155,9 +156,8 @@ export function map(allowEquals = false): FieldSpec<Readonly<Record<string, stri
       const out: Record<string, string> = {};
       for (const item of text.split(',')) {
         if (item.trim() === '') continue;
-        const colon = item.indexOf(':');
         const equals = allowEquals ? item.indexOf('=') : -1;
-        const at = colon < 0 ? equals : equals < 0 ? colon : Math.min(colon, equals);
+        const at = equals >= 0 ? equals : item.indexOf(':');
         if (at <= 0) return { ok: false, accepted };
         out[item.slice(0, at).trim()] = item.slice(at + 1).trim();
       }

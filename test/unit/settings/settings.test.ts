@@ -568,7 +568,7 @@ describe('the xDS source', () => {
       CONFIG_TYPE: 'GRPC_XDS_SOTW',
       CONFIG_GRPC_XDS_SERVER_URL: 'cp:18000',
       CONFIG_GRPC_XDS_NODE_ID: 'rls-1',
-      CONFIG_GRPC_XDS_NODE_METADATA: 'a=1,b:2',
+      CONFIG_GRPC_XDS_NODE_METADATA: 'a=1,b:2,envoy.io:zone=us-east',
       CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: 'x-k:v',
       CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
       CONFIG_GRPC_XDS_SERVER_TLS_CACERT: '/ca.pem',
@@ -582,7 +582,7 @@ describe('the xDS source', () => {
     expect(s.config.source).toEqual({
       type: 'GRPC_XDS_SOTW',
       nodeId: 'rls-1',
-      nodeMetadata: { a: '1', b: '2' },
+      nodeMetadata: { a: '1', b: '2', 'envoy.io:zone': 'us-east' },
       serverUrl: 'cp:18000',
       connectRetryIntervalMs: 3000,
       additionalHeaders: { 'x-k': 'v' },
