@@ -1,33 +1,17 @@
 // The simulator's view of api/: the ADS and RLS-config services, and RateLimitConfig encoding.
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import type * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-
-/** api/, from control-plane-sim/src (tests) or dist/control-plane-sim/src (the build). */
-export const API_DIR: string =
-  [
-    path.resolve(__dirname, '..', '..', 'api'),
-    path.resolve(__dirname, '..', '..', '..', 'api'),
-  ].find((dir) => existsSync(path.join(dir, 'envoy'))) ??
-  path.resolve(__dirname, '..', '..', 'api');
+// The same api/ folder and loader options as the service: both sides speak one definition.
+import { API_DIR, loadApi } from '../../src/lib/proto';
 
 export const TYPE_URL = 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
 
 export function loadServices(): { ads: grpc.ServiceDefinition; rlsConfig: grpc.ServiceDefinition } {
-  const definition = protoLoader.loadSync(
-    ['envoy/service/discovery/v3/ads.proto', 'ratelimit/service/ratelimit/v3/rls_conf_ds.proto'],
-    {
-      keepCase: false,
-      longs: Number,
-      enums: String,
-      defaults: false,
-      oneofs: true,
-      includeDirs: [API_DIR],
-    },
-  );
-  const root = grpc.loadPackageDefinition(definition) as unknown as {
+  const root = loadApi([
+    'envoy/service/discovery/v3/ads.proto',
+    'ratelimit/service/ratelimit/v3/rls_conf_ds.proto',
+  ]) as unknown as {
     envoy: {
       service: {
         discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } };

@@ -80,3 +80,12 @@ export class RuntimeDir {
     rmSync(this.base, { recursive: true, force: true });
   }
 }
+
+/** A runtime directory for a whole test file, removed after its last test. */
+export function runtimeDirForFile(files: Record<string, string>): RuntimeDir {
+  const runtime = new RuntimeDir(files);
+  afterAll(() => {
+    runtime.destroy();
+  });
+  return runtime;
+}

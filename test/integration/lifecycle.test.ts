@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest, type WireResponse } from '../helpers/grpc-client';
 import { RedisServer } from '../helpers/redis-server';
-import { RuntimeDir } from '../helpers/runtime-dir';
+import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { BIN, ServiceProcess } from '../helpers/service-process';
 
 const CONFIG = {
@@ -11,15 +11,7 @@ const CONFIG = {
     'domain: life\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 100 }\n',
 };
 
-let runtime: RuntimeDir;
-
-beforeAll(() => {
-  runtime = new RuntimeDir(CONFIG);
-});
-
-afterAll(() => {
-  runtime.destroy();
-});
+const runtime = runtimeDirForFile(CONFIG);
 
 it('refuses bad settings at start-up, naming the setting, the value and what is accepted', () => {
   const result = spawnSync(process.execPath, [BIN.ratelimit], {

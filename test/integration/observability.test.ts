@@ -2,7 +2,7 @@
 import dgram from 'node:dgram';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
-import { RuntimeDir } from '../helpers/runtime-dir';
+import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { collectCleanups } from '../helpers/cleanups';
 
@@ -11,16 +11,8 @@ const CONFIG = {
     'domain: obs\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 2 }\n',
 };
 
-let runtime: RuntimeDir;
+const runtime = runtimeDirForFile(CONFIG);
 const cleanup = collectCleanups();
-
-beforeAll(() => {
-  runtime = new RuntimeDir(CONFIG);
-});
-
-afterAll(() => {
-  runtime.destroy();
-});
 
 it('flushes counters to statsd over UDP as deltas every STATS_FLUSH_INTERVAL', async () => {
   const socket = dgram.createSocket('udp4');

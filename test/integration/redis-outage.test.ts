@@ -4,7 +4,7 @@ import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { freePort } from '../helpers/ports';
 import { RedisServer } from '../helpers/redis-server';
-import { RuntimeDir } from '../helpers/runtime-dir';
+import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { collectCleanups } from '../helpers/cleanups';
 
@@ -17,17 +17,9 @@ descriptors:
 `,
 };
 
-let runtime: RuntimeDir;
+const runtime = runtimeDirForFile(CONFIG);
 const cleanup = collectCleanups();
 const run = `${process.pid}${Date.now() % 100000}`;
-
-beforeAll(() => {
-  runtime = new RuntimeDir(CONFIG);
-});
-
-afterAll(() => {
-  runtime.destroy();
-});
 
 it('fails with UNAVAILABLE and 500 while Redis is down, counts it, and recovers', async () => {
   const redis = await RedisServer.start();

@@ -7,7 +7,7 @@ import { collectCleanups } from '../helpers/cleanups';
 import { eventually } from '../helpers/eventually';
 import { freePort } from '../helpers/ports';
 import { parseExposition } from '../helpers/prometheus';
-import { RuntimeDir } from '../helpers/runtime-dir';
+import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { StatsdCapture } from '../helpers/statsd-capture';
 import { grpcTransport, req, type Request, type Transport } from '../helpers/transports';
@@ -54,17 +54,9 @@ descriptors:
 `,
 };
 
-let runtime: RuntimeDir;
+const runtime = runtimeDirForFile(CONFIG);
 const cleanup = collectCleanups();
 const run = `${process.pid}${Date.now() % 100000}`;
-
-beforeAll(() => {
-  runtime = new RuntimeDir(CONFIG);
-});
-
-afterAll(() => {
-  runtime.destroy();
-});
 
 async function start(
   env: Record<string, string>,

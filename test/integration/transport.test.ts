@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { freePort } from '../helpers/ports';
-import { RuntimeDir } from '../helpers/runtime-dir';
+import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { collectCleanups } from '../helpers/cleanups';
 
@@ -15,16 +15,8 @@ const CONFIG = {
   't.yaml':
     'domain: t\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 5 }\n',
 };
-let runtime: RuntimeDir;
+const runtime = runtimeDirForFile(CONFIG);
 const cleanup = collectCleanups();
-
-beforeAll(() => {
-  runtime = new RuntimeDir(CONFIG);
-});
-
-afterAll(() => {
-  runtime.destroy();
-});
 
 it('listens for gRPC on GRPC_UDS', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'rl-uds-'));

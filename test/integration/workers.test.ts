@@ -78,16 +78,19 @@ function connectionsOn(pid: number, port: number): number {
   return count;
 }
 
+/** Two workers on the suite's Redis and configuration. */
+function workersEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...runtime.env(),
+    BACKEND_TYPE: 'redis',
+    REDIS_URL: `127.0.0.1:${redis.port}`,
+    WORKERS: '2',
+    ...extra,
+  };
+}
+
 async function startWorkers(extra: Record<string, string> = {}): Promise<ServiceProcess> {
-  const service = await ServiceProcess.start({
-    env: {
-      ...runtime.env(),
-      BACKEND_TYPE: 'redis',
-      REDIS_URL: `127.0.0.1:${redis.port}`,
-      WORKERS: '2',
-      ...extra,
-    },
-  });
+  const service = await ServiceProcess.start({ env: workersEnv(extra) });
   cleanup(() => service.stop());
   // Healthy means one worker answers; the supervisor says when both listen.
   await eventually(() => service.logs.includes('workers listening'), {
@@ -184,13 +187,7 @@ it('exits 1 with the reason when a worker cannot start', async () => {
       }),
   );
   const service = await ServiceProcess.start({
-    env: {
-      ...runtime.env(),
-      BACKEND_TYPE: 'redis',
-      REDIS_URL: `127.0.0.1:${redis.port}`,
-      WORKERS: '2',
-      DEBUG_PORT: String(port),
-    },
+    env: workersEnv({ DEBUG_PORT: String(port) }),
     waitFor: 'nothing',
   });
   cleanup(() => service.stop());

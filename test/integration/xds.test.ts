@@ -224,36 +224,36 @@ describe('over TLS', () => {
     });
   });
 
-  it('verifies the server against the CA and the name in CONFIG_GRPC_XDS_SERVER_TLS_SAN', async () => {
-    const sim = await SimProcess.start(configDir({ 'a.yaml': domainFile('a', 4) }), [
+  /** A simulator serving `a` with `rpu` over TLS, asking for client certificates with `mutual`. */
+  async function tlsSim(rpu: number, mutual: boolean): Promise<SimProcess> {
+    const sim = await SimProcess.start(configDir({ 'a.yaml': domainFile('a', rpu) }), [
       '-tls_cert',
       certs.serverCert,
       '-tls_key',
       certs.serverKey,
+      ...(mutual ? ['-client_ca', certs.caCert] : []),
     ]);
     cleanup(() => sim.kill());
-    const { client } = await startService(sim, {
-      CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
-      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caCert,
-      CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
-    });
+    return sim;
+  }
+
+  /** Settings that verify the simulator against `ca` and its name. */
+  const tlsEnv = (ca: string): Record<string, string> => ({
+    CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
+    CONFIG_GRPC_XDS_SERVER_TLS_CACERT: ca,
+    CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
+  });
+
+  it('verifies the server against the CA and the name in CONFIG_GRPC_XDS_SERVER_TLS_SAN', async () => {
+    const sim = await tlsSim(4, false);
+    const { client } = await startService(sim, tlsEnv(certs.caCert));
     expect(await limitOf(client, 'a')).toBe(4);
   });
 
   it('presents a client certificate for mutual TLS', async () => {
-    const sim = await SimProcess.start(configDir({ 'a.yaml': domainFile('a', 6) }), [
-      '-tls_cert',
-      certs.serverCert,
-      '-tls_key',
-      certs.serverKey,
-      '-client_ca',
-      certs.caCert,
-    ]);
-    cleanup(() => sim.kill());
+    const sim = await tlsSim(6, true);
     const { client } = await startService(sim, {
-      CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
-      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caCert,
-      CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
+      ...tlsEnv(certs.caCert),
       CONFIG_GRPC_XDS_CLIENT_TLS_CERT: certs.clientCert,
       CONFIG_GRPC_XDS_CLIENT_TLS_KEY: certs.clientKey,
     });
@@ -261,33 +261,15 @@ describe('over TLS', () => {
   });
 
   it('gets no configuration from a server it cannot verify, or without its certificate', async () => {
-    const sim = await SimProcess.start(configDir({ 'a.yaml': domainFile('a', 8) }), [
-      '-tls_cert',
-      certs.serverCert,
-      '-tls_key',
-      certs.serverKey,
-      '-client_ca',
-      certs.caCert,
-    ]);
-    cleanup(() => sim.kill());
+    const sim = await tlsSim(8, true);
     const untrusted = await startService(
       sim,
-      {
-        CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
-        CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.otherCaCert,
-        CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
-        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
-      },
+      { ...tlsEnv(certs.otherCaCert), FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' },
       'nothing',
     );
     const anonymous = await startService(
       sim,
-      {
-        CONFIG_GRPC_XDS_SERVER_USE_TLS: 'true',
-        CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caCert,
-        CONFIG_GRPC_XDS_SERVER_TLS_SAN: 'sim.test',
-        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
-      },
+      { ...tlsEnv(certs.caCert), FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' },
       'nothing',
     );
     for (const { service } of [untrusted, anonymous]) {
