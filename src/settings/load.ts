@@ -21,8 +21,17 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 /** Where each value came from: the name it was read under, or undefined for a default. */
 type Sources = Map<string, string>;
 
-function lookup(env: Environment, realName: string): { name: string; text: string } | undefined {
-  for (const name of namesFor(realName)) {
+/**
+ * The value of a setting given under any of its real spellings, or else under a neutral one:
+ * a real name always wins.
+ */
+function lookup(
+  env: Environment,
+  ...realNames: readonly string[]
+): { name: string; text: string } | undefined {
+  // namesFor lists a name's own spelling first, then its aliases.
+  const names = [...realNames, ...realNames.flatMap((real) => namesFor(real).slice(1))];
+  for (const name of names) {
     const text = env[name];
     // An empty value counts as unset, as container runtimes and charts often pass empty strings.
     if (text !== undefined && text !== '') return { name, text };
@@ -210,22 +219,12 @@ function mogrifiers(
   for (const given of names) {
     // The reference reads these through envconfig, which upper-cases the whole name.
     const name = given.toUpperCase();
-    const read = (suffix: string): { name: string; text: string } | undefined => {
-      const spellings = [
+    const read = (suffix: string): { name: string; text: string } | undefined =>
+      lookup(
+        env,
         `DOG_STATSD_MOGRIFIER_${name}_${suffix}`,
         `DOG_STATSD_MOGRIFIERS_${name}_${suffix}`,
-      ];
-      // Both real spellings come before the neutral ones, so a real name always wins.
-      for (const real of spellings) {
-        const text = env[real];
-        if (text !== undefined && text !== '') return { name: real, text };
-      }
-      for (const real of spellings) {
-        const found = lookup(env, real);
-        if (found !== undefined) return found;
-      }
-      return undefined;
-    };
+      );
     const pattern = read('PATTERN');
     const metricName = read('NAME');
     const tagsText = read('TAGS');
