@@ -12,8 +12,8 @@ import type { Logger } from '../../lib/logger';
 import type { FileSourceSettings } from '../../settings';
 import type { Counter, Gauge } from '../../stats';
 import type { ConfigListener, ConfigProvider } from '../provider';
-import { listConfigFiles, readConfigFiles } from './read-directory';
-import { ResilientWatch } from './watch';
+import { listConfigDirectory, readConfigFiles } from './read-directory';
+import { ResilientWatch, TreeWatch } from './watch';
 
 /** Loader statistics the reference reports under `runtime.` (operators alert on the failures). */
 export interface FileLoaderStats {
@@ -45,11 +45,15 @@ export function configDirectory(settings: FileSourceSettings): string {
 
 /**
  * Loads every file at start and again on change: with RUNTIME_WATCH_ROOT=true when the root
- * symlink is repointed, otherwise on any write, create, chmod or remove in the directory.
+ * symlink is repointed, otherwise on any write, create, chmod or remove in the directory or
+ * in any subdirectory the loader reads.
  * A load that fails keeps the previous snapshot (the listener is told why).
  */
 export class FileConfigProvider implements ConfigProvider {
-  private watcher: ResilientWatch | undefined;
+  /** RUNTIME_WATCH_ROOT=true: the root symlink's directory. */
+  private rootWatch: ResilientWatch | undefined;
+  /** RUNTIME_WATCH_ROOT=false: the configuration directory and every subdirectory read. */
+  private treeWatch: TreeWatch | undefined;
   private listener: ConfigListener | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private isLoading = false;
@@ -66,28 +70,26 @@ export class FileConfigProvider implements ConfigProvider {
   async start(listener: ConfigListener): Promise<void> {
     this.listener = listener;
     const settings = this.options.settings;
-    const logger = this.options.logger;
+    const onError = (err: Error): void => {
+      this.options.logger.warn('configuration watch error', { error: err.message });
+    };
     if (settings.watchRoot) {
       const root = path.resolve(settings.runtimeRoot);
       const rootName = path.basename(root);
-      this.watcher = new ResilientWatch(
+      this.rootWatch = new ResilientWatch(
         path.dirname(root),
         (name) => {
           if (name === null || name === rootName) this.scheduleReload();
         },
-        (err) => {
-          logger.warn('configuration watch error', { error: err.message });
-        },
+        onError,
       );
     } else {
-      this.watcher = new ResilientWatch(
+      this.treeWatch = new TreeWatch(
         this.directory,
         () => {
           this.scheduleReload();
         },
-        (err) => {
-          logger.warn('configuration watch error', { error: err.message });
-        },
+        onError,
       );
     }
     await this.reload();
@@ -131,11 +133,20 @@ export class FileConfigProvider implements ConfigProvider {
     const loaderStats = this.options.loaderStats;
     loaderStats?.loadAttempts.inc();
     try {
-      const skipped: string[] = [];
-      const paths = await listConfigFiles(dir, this.options.settings.ignoreDotFiles, skipped);
-      loaderStats?.numValues.set(paths.length + skipped.length);
-      const files = await readConfigFiles(paths);
-      for (const file of skipped)
+      const tree = this.treeWatch;
+      const listing = await listConfigDirectory(
+        dir,
+        this.options.settings.ignoreDotFiles,
+        tree === undefined
+          ? undefined
+          : (subdirectory) => {
+              tree.add(subdirectory);
+            },
+      );
+      tree?.retainOnly(listing.subdirectories);
+      loaderStats?.numValues.set(listing.files.length + listing.skipped.length);
+      const files = await readConfigFiles(listing.files);
+      for (const file of listing.skipped)
         logger.info('skipping a file that is not .yaml or .yml', { file });
       documents = [];
       for (const file of files) {
@@ -174,7 +185,8 @@ export class FileConfigProvider implements ConfigProvider {
   async stop(): Promise<void> {
     this.isStopped = true;
     if (this.debounce !== undefined) clearTimeout(this.debounce);
-    this.watcher?.close();
+    this.rootWatch?.close();
+    this.treeWatch?.close();
     await this.idle;
   }
 }
