@@ -4,13 +4,8 @@ export { createHttpApp, createHttpHandler, type HttpAppOptions } from './http/ht
 export { createDebugServer, type DebugSources } from './debug/debug-server';
 export { HealthState, type HealthComponent } from './health';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
-export {
-  requestFromWire,
-  responseFromWire,
-  responseToWire,
-  toStruct,
-  fromStruct,
-} from './wire/convert';
+export { requestFromWire, responseFromWire } from './wire/convert';
+export { fromStruct } from '../lib/struct';
 export { requestFromJson, responseToJson } from './wire/json';
 export type * from './wire/messages';
 export { createMetricsServer, type MetricsSource } from './metrics/metrics-server';

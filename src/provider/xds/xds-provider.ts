@@ -5,6 +5,7 @@ import { compile, ConfigError, type CompileOptions, type ConfigDocument } from '
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { loadApi } from '../../lib/proto';
+import { toStruct } from '../../lib/struct';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import type { XdsSourceSettings } from '../../settings';
 import type { ConfigListener, ConfigProvider } from '../provider';
@@ -83,12 +84,9 @@ function channelOptions(settings: XdsSourceSettings): grpc.ChannelOptions {
 
 /** The xDS node this client presents: its id, metadata and user agent. */
 export function xdsNode(settings: XdsSourceSettings): unknown {
-  const fields: Record<string, { stringValue: string }> = {};
-  for (const [key, value] of Object.entries(settings.nodeMetadata))
-    fields[key] = { stringValue: value };
   return {
     id: settings.nodeId,
-    metadata: { fields },
+    metadata: toStruct(settings.nodeMetadata),
     userAgentName: SERVICE_NAME,
     userAgentVersion: SERVICE_VERSION,
   };
