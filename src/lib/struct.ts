@@ -6,8 +6,8 @@ export type JsonValue =
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
- * google.protobuf.Value as @grpc/proto-loader and protobufjs decode it. Decoded without
- * defaults, absent fields are left out, so every field may be missing.
+ * google.protobuf.Value as @grpc/proto-loader and protobufjs decode and encode it. Decoded
+ * without defaults, absent fields are left out, so every field may be missing.
  */
 export interface StructValue {
   readonly nullValue?: string | number | null;
@@ -18,27 +18,12 @@ export interface StructValue {
   readonly listValue?: { readonly values?: readonly StructValue[] };
 }
 
-/** google.protobuf.Struct as decoded; an empty Struct may come without `fields`. */
+/** google.protobuf.Struct as decoded (an empty one may come without `fields`) or encoded. */
 export interface StructMessage {
   readonly fields?: Readonly<Record<string, StructValue>>;
 }
 
-/** A google.protobuf.Value as the encoders take it. */
-export interface EncodedStructValue {
-  nullValue?: 'NULL_VALUE';
-  numberValue?: number;
-  stringValue?: string;
-  boolValue?: boolean;
-  structValue?: EncodedStruct;
-  listValue?: { values: EncodedStructValue[] };
-}
-
-/** A google.protobuf.Struct as the encoders take it. */
-export interface EncodedStruct {
-  fields: Record<string, EncodedStructValue>;
-}
-
-function encodeValue(value: JsonValue): EncodedStructValue {
+function encodeValue(value: JsonValue): StructValue {
   if (value === null) return { nullValue: 'NULL_VALUE' };
   if (typeof value === 'number') return { numberValue: value };
   if (typeof value === 'string') return { stringValue: value };
@@ -48,8 +33,8 @@ function encodeValue(value: JsonValue): EncodedStructValue {
 }
 
 /** google.protobuf.Struct from a JSON object. */
-export function toStruct(object: Readonly<JsonObject>): EncodedStruct {
-  const fields: Record<string, EncodedStructValue> = {};
+export function toStruct(object: Readonly<JsonObject>): StructMessage {
+  const fields: Record<string, StructValue> = {};
   for (const [key, value] of Object.entries(object)) fields[key] = encodeValue(value);
   return { fields };
 }
