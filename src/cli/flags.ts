@@ -1,4 +1,5 @@
 // Go-style command-line flags (-name value, -name=value, --name), as the reference's tools take.
+import { parseGoBool } from '../lib/go-syntax';
 
 export interface FlagSpec {
   readonly name: string;
@@ -41,6 +42,10 @@ export function parseFlags(
       value = next;
       i += 1;
     }
+    if (spec.isBoolean === true && parseGoBool(value) === undefined)
+      throw new FlagError(
+        `invalid boolean value ${JSON.stringify(value)} for -${name}: parse error`,
+      );
     const list = values.get(name) ?? [];
     if (list.length > 0 && spec.isRepeatable !== true) list.length = 0;
     list.push(value);
@@ -51,6 +56,14 @@ export function parseFlags(
       values.set(spec.name, [spec.defaultValue]);
   }
   return values;
+}
+
+/** Parsed flags: every flag's values, defaults included. */
+export type Flags = ReadonlyMap<string, readonly string[]>;
+
+/** A boolean flag's value; parseFlags has checked that it reads as Go's booleans do. */
+export function flagIsTrue(flags: Flags, name: string): boolean {
+  return parseGoBool(flags.get(name)?.[0] ?? 'false') === true;
 }
 
 /** Usage text listing every flag. */
@@ -66,7 +79,7 @@ export function usage(command: string, specs: readonly FlagSpec[]): string {
  * Parses argv, or writes the problem and the usage to `err` and returns undefined (the
  * caller exits 2).
  */
-export function parseOrExplain(
+function parseOrExplain(
   command: string,
   argv: readonly string[],
   specs: readonly FlagSpec[],
@@ -79,4 +92,23 @@ export function parseOrExplain(
     err.write(`${e.message}\n${usage(command, specs)}`);
     return undefined;
   }
+}
+
+/** A command-line tool: takes argv and the output streams, resolves with the exit code. */
+export type CommandLineTool = (
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+) => Promise<number>;
+
+/** A tool that parses its flags first: wrong ones are explained with the usage and exit 2. */
+export function commandLineTool(
+  command: string,
+  specs: readonly FlagSpec[],
+  run: (flags: Flags, out: NodeJS.WritableStream, err: NodeJS.WritableStream) => Promise<number>,
+): CommandLineTool {
+  return async (argv, out, err) => {
+    const flags = parseOrExplain(command, argv, specs, err);
+    return flags === undefined ? 2 : run(flags, out, err);
+  };
 }

@@ -5,6 +5,12 @@ export {
   configDirectory,
   type FileProviderOptions,
 } from './file/file-provider';
+export {
+  loadConfigDirectory,
+  type DirectoryListing,
+  type DirectoryLoad,
+  type DirectoryLoadOptions,
+} from './file/read-directory';
 export { XdsConfigProvider, xdsNode, type XdsProviderOptions } from './xds/xds-provider';
 export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
 export { Backoff } from './xds/backoff';

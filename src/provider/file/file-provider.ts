@@ -1,18 +1,12 @@
 // The file ConfigProvider: RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY/*.yaml, watched.
 import { describeError } from '../../lib/errors';
 import path from 'node:path';
-import {
-  compile,
-  ConfigError,
-  parseConfigFile,
-  type CompileOptions,
-  type ConfigDocument,
-} from '../../config';
+import { ConfigError, type CompileOptions } from '../../config';
 import type { Logger } from '../../lib/logger';
 import type { FileSourceSettings } from '../../settings';
 import type { Counter, Gauge } from '../../stats';
 import type { ConfigListener, ConfigProvider } from '../provider';
-import { listConfigDirectory, readConfigFiles } from './read-directory';
+import { loadConfigDirectory, type DirectoryLoad } from './read-directory';
 import { ResilientWatch, TreeWatch } from './watch';
 
 /** Loader statistics the reference reports under `runtime.` (operators alert on the failures). */
@@ -127,51 +121,52 @@ export class FileConfigProvider implements ConfigProvider {
     const listener = this.listener;
     if (listener === undefined || this.hasStopped()) return;
     const logger = this.options.logger;
-    const dir = this.directory;
-    let documents: ConfigDocument[];
-    const errors: ConfigError[] = [];
     const loaderStats = this.options.loaderStats;
     loaderStats?.loadAttempts.inc();
+    let load: DirectoryLoad;
     try {
-      const tree = this.treeWatch;
-      const listing = await listConfigDirectory(
-        dir,
-        this.options.settings.ignoreDotFiles,
+      load = await this.loadDirectory();
+    } catch (err: unknown) {
+      loaderStats?.loadFailures.inc();
+      const reason = describeError(err);
+      listener.onRejected([
+        new ConfigError(
+          'READ_FAILED',
+          this.directory,
+          `cannot read the configuration directory: ${reason}`,
+        ),
+      ]);
+      return;
+    }
+    const { listing, outcome } = load;
+    loaderStats?.numValues.set(listing.files.length + listing.skipped.length);
+    for (const file of listing.skipped)
+      logger.info('skipping a file that is not .yaml or .yml', { file });
+    for (const warning of outcome.warnings) logger.warn(warning);
+    if (!outcome.ok) {
+      listener.onRejected(outcome.errors);
+      return;
+    }
+    // stop() may have run while the files were read.
+    if (this.hasStopped()) return;
+    listener.onSnapshot(outcome.snapshot);
+  }
+
+  /** Loads the directory; the tree watch follows the subdirectories read. */
+  private async loadDirectory(): Promise<DirectoryLoad> {
+    const tree = this.treeWatch;
+    const load = await loadConfigDirectory(this.directory, {
+      ignoreDotFiles: this.options.settings.ignoreDotFiles,
+      compile: this.options.compile,
+      beforeRead:
         tree === undefined
           ? undefined
           : (subdirectory) => {
               tree.add(subdirectory);
             },
-      );
-      tree?.retainOnly(listing.subdirectories);
-      loaderStats?.numValues.set(listing.files.length + listing.skipped.length);
-      const files = await readConfigFiles(listing.files);
-      for (const file of listing.skipped)
-        logger.info('skipping a file that is not .yaml or .yml', { file });
-      documents = [];
-      for (const file of files) {
-        const parsed = parseConfigFile(file.path, file.text);
-        if (parsed instanceof ConfigError) errors.push(parsed);
-        else documents.push(parsed);
-      }
-    } catch (err: unknown) {
-      loaderStats?.loadFailures.inc();
-      const reason = describeError(err);
-      listener.onRejected([
-        new ConfigError('READ_FAILED', dir, `cannot read the configuration directory: ${reason}`),
-      ]);
-      return;
-    }
-    for (const doc of documents) for (const warning of doc.warnings) logger.warn(warning);
-    const result = compile(documents, this.options.compile);
-    if (!result.ok) errors.push(...result.errors);
-    if (errors.length > 0 || !result.ok) {
-      listener.onRejected(errors);
-      return;
-    }
-    // stop() may have run while the files were read.
-    if (this.hasStopped()) return;
-    listener.onSnapshot(result.snapshot);
+    });
+    tree?.retainOnly(load.listing.subdirectories);
+    return load;
   }
 
   private takePendingReload(): boolean {

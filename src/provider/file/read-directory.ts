@@ -1,12 +1,12 @@
 // Reads every configuration file under a directory, as the reference's runtime loader does.
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-
-/** A file's path and text. */
-export interface ConfigFileText {
-  readonly path: string;
-  readonly text: string;
-}
+import {
+  compileSources,
+  parseConfigFile,
+  type CompileOptions,
+  type LoadOutcome,
+} from '../../config';
 
 /** What one walk of the configuration directory found. */
 export interface DirectoryListing {
@@ -60,7 +60,7 @@ async function walk(dir: string, options: WalkOptions, into: Walk): Promise<void
  * `beforeRead` is told of each subdirectory before it is read (the watcher arms there).
  * Throws when a directory cannot be read.
  */
-export async function listConfigDirectory(
+async function listConfigDirectory(
   dir: string,
   ignoreDotFiles: boolean,
   beforeRead?: (subdirectory: string) => void,
@@ -70,7 +70,32 @@ export async function listConfigDirectory(
   return found;
 }
 
-/** Reads the files of a listing. Throws when one cannot be read. */
-export async function readConfigFiles(paths: readonly string[]): Promise<ConfigFileText[]> {
-  return Promise.all(paths.map(async (p) => ({ path: p, text: await readFile(p, 'utf8') })));
+/** One load of a configuration directory: what was found, and what it compiled to. */
+export interface DirectoryLoad {
+  readonly listing: DirectoryListing;
+  readonly outcome: LoadOutcome;
+}
+
+export interface DirectoryLoadOptions {
+  /** RUNTIME_IGNOREDOTFILES. */
+  readonly ignoreDotFiles: boolean;
+  readonly compile: CompileOptions;
+  /** Told of each subdirectory before it is read. */
+  readonly beforeRead?: ((subdirectory: string) => void) | undefined;
+}
+
+/**
+ * Lists, reads, parses and compiles every configuration file below `dir`: what the service
+ * loads, and what ratelimit-config-check checks. Throws when a directory or a file cannot be
+ * read; every problem of the files themselves is in the outcome.
+ */
+export async function loadConfigDirectory(
+  dir: string,
+  options: DirectoryLoadOptions,
+): Promise<DirectoryLoad> {
+  const listing = await listConfigDirectory(dir, options.ignoreDotFiles, options.beforeRead);
+  const parsed = await Promise.all(
+    listing.files.map(async (file) => parseConfigFile(file, await readFile(file, 'utf8'))),
+  );
+  return { listing, outcome: compileSources(parsed, options.compile) };
 }

@@ -1,7 +1,7 @@
 // The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources.
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { compile, ConfigError, type CompileOptions, type ConfigDocument } from '../../config';
+import { compileSources, type CompileOptions } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { loadApi } from '../../lib/proto';
@@ -204,25 +204,20 @@ export class XdsConfigProvider implements ConfigProvider {
       );
       return;
     }
-    const errors: ConfigError[] = [];
-    const documents: ConfigDocument[] = [];
-    (response.resources ?? []).forEach((resource, index) => {
-      const decoded = decodeResource(resource, index);
-      if (decoded instanceof ConfigError) errors.push(decoded);
-      else documents.push(decoded);
-    });
-    const result = compile(documents, this.options.compile);
-    if (!result.ok) errors.push(...result.errors);
-    if (errors.length > 0 || !result.ok) {
-      listener.onRejected(errors);
-      this.nack(call, nonce, errors.map((e) => e.message).join('; '));
+    const outcome = compileSources(
+      (response.resources ?? []).map(decodeResource),
+      this.options.compile,
+    );
+    if (!outcome.ok) {
+      listener.onRejected(outcome.errors);
+      this.nack(call, nonce, outcome.errors.map((e) => e.message).join('; '));
       this.options.logger.warn('refused an xDS update (NACK)', {
         version,
         lastAccepted: this.lastAcceptedVersion,
       });
       return;
     }
-    listener.onSnapshot(result.snapshot);
+    listener.onSnapshot(outcome.snapshot);
     this.lastAcceptedVersion = version;
     call.write({
       versionInfo: version,
@@ -232,7 +227,7 @@ export class XdsConfigProvider implements ConfigProvider {
     });
     this.options.logger.info('accepted an xDS update (ACK)', {
       version,
-      domains: result.snapshot.domains.join(','),
+      domains: outcome.snapshot.domains.join(','),
     });
   }
 
