@@ -13,4 +13,4 @@ export {
 } from './file/read-directory';
 export { XdsConfigProvider, xdsNode, type XdsProviderOptions } from './xds/xds-provider';
 export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
-export { Backoff } from './xds/backoff';
+export { Backoff, ReconnectDelays } from './xds/backoff';

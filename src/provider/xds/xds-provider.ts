@@ -9,7 +9,7 @@ import { toStruct } from '../../lib/struct';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import type { XdsSourceSettings } from '../../settings';
 import type { ConfigListener, ConfigProvider } from '../provider';
-import { Backoff } from './backoff';
+import { ReconnectDelays } from './backoff';
 import { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
 
 /** A DiscoveryRequest as proto-loader encodes it. */
@@ -102,12 +102,11 @@ export function xdsNode(settings: XdsSourceSettings): unknown {
 export class XdsConfigProvider implements ConfigProvider {
   private readonly client: AdsClient;
   private readonly metadata: grpc.Metadata;
-  private readonly backoff: Backoff;
+  private readonly delays: ReconnectDelays;
   private listener: ConfigListener | undefined;
   private call: AdsCall | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private lastAcceptedVersion = '';
-  private hasEverReceived = false;
   private isStopped = false;
 
   constructor(private readonly options: XdsProviderOptions) {
@@ -125,7 +124,11 @@ export class XdsConfigProvider implements ConfigProvider {
     this.metadata = new grpc.Metadata();
     for (const [key, value] of Object.entries(settings.additionalHeaders))
       this.metadata.add(key.toLowerCase(), value);
-    this.backoff = new Backoff(settings.backoff, options.random);
+    this.delays = new ReconnectDelays(
+      settings.backoff,
+      settings.connectRetryIntervalMs,
+      options.random,
+    );
   }
 
   start(listener: ConfigListener): Promise<void> {
@@ -168,12 +171,7 @@ export class XdsConfigProvider implements ConfigProvider {
 
   private scheduleReconnect(status: grpc.StatusObject): void {
     if (this.isStopped) return;
-    // Until the server has answered once, retry at CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL
-    // (spread by half, as the reference's linear retry does); afterwards back off exponentially.
-    const delayMs = this.hasEverReceived
-      ? this.backoff.next()
-      : this.options.settings.connectRetryIntervalMs *
-        (0.5 + (this.options.random ?? Math.random)());
+    const delayMs = this.delays.next();
     this.options.logger.warn('the xDS stream ended; reconnecting', {
       server: this.options.settings.serverUrl,
       status: grpc.status[status.code],
@@ -190,9 +188,9 @@ export class XdsConfigProvider implements ConfigProvider {
   private onResponse(call: AdsCall, response: DiscoveryResponse): void {
     const listener = this.listener;
     if (listener === undefined) return;
-    if (!this.hasEverReceived) this.options.logger.info('connected to the xDS management server');
-    this.hasEverReceived = true;
-    this.backoff.reset();
+    if (!this.delays.hasServerAnswered)
+      this.options.logger.info('connected to the xDS management server');
+    this.delays.onMessage();
     const version = response.versionInfo ?? '';
     const nonce = response.nonce ?? '';
     if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {

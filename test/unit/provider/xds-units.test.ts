@@ -5,6 +5,7 @@ import {
   Backoff,
   decodeResource,
   RATE_LIMIT_CONFIG_TYPE_URL,
+  ReconnectDelays,
   xdsNode,
 } from '../../../src/provider';
 import { loadSettings, type XdsSourceSettings } from '../../../src/settings';
@@ -54,6 +55,34 @@ describe('Backoff', () => {
       ).next();
     expect(wide(0)).toBe(0);
     expect(wide(0.5)).toBe(100);
+  });
+});
+
+describe('ReconnectDelays', () => {
+  it('retries at the connect interval until the server answers, then backs off, reset by messages', () => {
+    const delays = new ReconnectDelays(
+      { initialIntervalMs: 100, maxIntervalMs: 1000, randomFactor: 0.5, jitter: false },
+      3000,
+      () => 0.5,
+    );
+    expect([delays.next(), delays.next()]).toEqual([3000, 3000]);
+    expect(delays.hasServerAnswered).toBe(false);
+    delays.onMessage();
+    expect(delays.hasServerAnswered).toBe(true);
+    expect([delays.next(), delays.next(), delays.next()]).toEqual([100, 200, 400]);
+    delays.onMessage();
+    expect(delays.next()).toBe(100);
+  });
+
+  it('spreads the connect interval by half either way', () => {
+    const at = (r: number): number =>
+      new ReconnectDelays(
+        { initialIntervalMs: 100, maxIntervalMs: 1000, randomFactor: 0.5, jitter: true },
+        3000,
+        () => r,
+      ).next();
+    expect(at(0)).toBe(1500);
+    expect(at(0.999999)).toBeCloseTo(4500, 2);
   });
 });
 
