@@ -1,10 +1,6 @@
 // Configuration providers: the seam, and its file and xDS implementations.
 export type { ConfigProvider, ConfigListener } from './provider';
-export {
-  FileConfigProvider,
-  configDirectory,
-  type FileProviderOptions,
-} from './file/file-provider';
+export { FileConfigProvider, type FileProviderOptions } from './file/file-provider';
 export {
   loadConfigDirectory,
   type DirectoryListing,

@@ -28,15 +28,6 @@ export interface FileProviderOptions {
   readonly debounceMs?: number;
 }
 
-/** The directory the configuration files are read from. */
-export function configDirectory(settings: FileSourceSettings): string {
-  return path.join(
-    settings.runtimeRoot,
-    settings.runtimeSubdirectory,
-    settings.runtimeAppDirectory,
-  );
-}
-
 /**
  * Loads every file at start and again on change: with RUNTIME_WATCH_ROOT=true when the root
  * symlink is repointed, otherwise on any write, create, chmod or remove in the directory or
@@ -57,8 +48,14 @@ export class FileConfigProvider implements ConfigProvider {
 
   constructor(private readonly options: FileProviderOptions) {}
 
+  /** The directory the configuration files are read from. */
   get directory(): string {
-    return configDirectory(this.options.settings);
+    const settings = this.options.settings;
+    return path.join(
+      settings.runtimeRoot,
+      settings.runtimeSubdirectory,
+      settings.runtimeAppDirectory,
+    );
   }
 
   async start(listener: ConfigListener): Promise<void> {

@@ -140,11 +140,6 @@ export class XdsConfigProvider implements ConfigProvider {
     return Promise.resolve();
   }
 
-  /** The version of the last configuration accepted (ACKed); empty before the first. */
-  get acceptedVersion(): string {
-    return this.lastAcceptedVersion;
-  }
-
   private openStream(): void {
     if (this.isStopped) return;
     const call = this.client.StreamAggregatedResources(this.metadata);
