@@ -1,6 +1,8 @@
 // The pieces of the xDS client: backoff delays, resource decoding, the node it presents.
 import protobuf from 'protobufjs';
-import { ConfigError } from '../../../src/config';
+import { ConfigError, type ConfigDocument } from '../../../src/config';
+import { messageType, RATE_LIMIT_CONFIG } from '../../../src/lib/proto';
+import { fromStruct, toStruct } from '../../../src/lib/struct';
 import {
   Backoff,
   decodeResource,
@@ -123,6 +125,38 @@ describe('decodeResource', () => {
       domain: 'd',
       descriptors: [{ key: 'k', valueToMetric: true, shareThreshold: true }],
     });
+  });
+});
+
+describe('metadata through a Struct', () => {
+  it('carries every JSON kind from toStruct, through the bytes, back to the same JSON', () => {
+    const metadata = {
+      team: 'payments',
+      weight: 2.5,
+      on: true,
+      nothing: null,
+      nested: { list: ['a', 1, false, null, { deep: [] }], empty: {} },
+    };
+    const type = messageType(RATE_LIMIT_CONFIG.file, RATE_LIMIT_CONFIG.name);
+    const bytes = type
+      .encode(
+        type.fromObject({
+          name: 'm',
+          domain: 'd',
+          descriptors: [{ key: 'k', metadata: toStruct(metadata) }],
+        }),
+      )
+      .finish();
+    const doc = decodeResource({ type_url: RATE_LIMIT_CONFIG_TYPE_URL, value: bytes }, 0);
+    expect(doc).not.toBeInstanceOf(ConfigError);
+    expect((doc as ConfigDocument).descriptors[0]?.metadata).toEqual(metadata);
+  });
+
+  it('reads a sparse decoded Struct: no fields, a list without values, a Value of no kind', () => {
+    expect(fromStruct({})).toEqual({});
+    expect(fromStruct({ fields: { l: { listValue: {} }, v: {}, s: { structValue: {} } } })).toEqual(
+      { l: [], v: null, s: {} },
+    );
   });
 });
 
