@@ -68,8 +68,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/* The CPU request: resources.requests.cpu, or workers x cpuPerWorkerMillicores. */}}
 {{- define "ratelimit.resources" -}}
 {{- $resources := deepCopy .Values.resources }}
-{{- $requests := default (dict) $resources.requests }}
-{{- if not $requests.cpu }}
+{{- $requests := default (dict) (get $resources "requests") }}
+{{- /* get, not .cpu: lint --strict refuses reading a key that is not there. */}}
+{{- if not (get $requests "cpu") }}
 {{- $_ := set $requests "cpu" (printf "%dm" (mul .Values.workers .Values.cpuPerWorkerMillicores)) }}
 {{- end }}
 {{- $_ := set $resources "requests" $requests }}
