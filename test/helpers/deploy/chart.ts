@@ -25,12 +25,12 @@ export function readYamlFile(file: string): Values {
 
 /** Helm's coalescing: maps merge key by key, anything else replaces, null deletes. */
 export function mergeValues(base: Values, override: Values): Values {
-  const out: Values = { ...base };
+  const out: Values = {};
+  for (const [key, value] of Object.entries(base)) if (!(key in override)) out[key] = value;
   for (const [key, value] of Object.entries(override)) {
-    const current = out[key];
-    if (value === null) delete out[key];
-    else if (isMap(value) && isMap(current)) out[key] = mergeValues(current, value);
-    else out[key] = value;
+    const current = base[key];
+    if (value === null) continue;
+    out[key] = isMap(value) && isMap(current) ? mergeValues(current, value) : value;
   }
   return out;
 }
@@ -49,13 +49,16 @@ export function ciValuesFiles(): string[] {
     .map((f) => path.join(CI_VALUES_DIR, f));
 }
 
-/** values.schema.json compiled with ajv in strict mode (an unknown keyword is an error). */
+let compiled: ValidateFunction | undefined;
+
+/** values.schema.json compiled with ajv in strict mode (an unknown keyword is an error), once. */
 export function compileValuesSchema(): ValidateFunction {
-  const schema: unknown = JSON.parse(
-    readFileSync(path.join(CHART_DIR, 'values.schema.json'), 'utf8'),
-  );
-  const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false });
-  return ajv.compile(schema as object);
+  if (compiled === undefined) {
+    const text = readFileSync(path.join(CHART_DIR, 'values.schema.json'), 'utf8');
+    const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false });
+    compiled = ajv.compile(JSON.parse(text) as object);
+  }
+  return compiled;
 }
 
 /** ajv's errors as `path: message` lines. */

@@ -58,7 +58,7 @@ export function validateManifests(objects: readonly KubeObject[]): string[] {
   const problems: string[] = [];
   for (const obj of objects) {
     const key = `${obj.apiVersion}/${obj.kind}`;
-    const where = `${obj.kind}/${String(obj.metadata.name)}`;
+    const where = `${obj.kind}/${obj.metadata.name}`;
     const model = MODELS[key];
     if (model === undefined) {
       problems.push(`${where}: no validator for ${key}`);

@@ -159,30 +159,18 @@ export class ProtoJsonChecker {
   }
 
   private scalar(kind: string, value: Json, at: string, options: Record<string, unknown>): void {
-    const bad = (what: string): void => {
-      this.problems.push(`${at}: expected ${what}, got ${JSON.stringify(value)}`);
-    };
+    const expected = this.scalarType(kind, value);
+    if (expected !== undefined) {
+      this.problems.push(`${at}: expected ${expected}, got ${JSON.stringify(value)}`);
+      return;
+    }
     if (kind === 'string') {
-      if (typeof value !== 'string') return bad('a string');
       const minLen = options['(validate.rules).string.min_len'];
-      if (typeof minLen === 'number' && value.length < minLen)
+      if (typeof minLen === 'number' && (value as string).length < minLen)
         this.problems.push(`${at}: at least ${minLen} character(s)`);
       return;
     }
-    if (kind === 'bool') return typeof value === 'boolean' ? undefined : bad('true or false');
-    if (kind === 'bytes')
-      return typeof value === 'string' && /^[A-Za-z0-9+/_-]*=*$/.test(value)
-        ? undefined
-        : bad('base64 text');
-    if (kind === 'double' || kind === 'float')
-      return typeof value === 'number' || ['NaN', 'Infinity', '-Infinity'].includes(String(value))
-        ? undefined
-        : bad('a number');
-    const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
-    if (typeof n !== 'number' || !Number.isInteger(n)) return bad('a whole number');
-    const range = SCALAR_RANGES[kind];
-    if (range !== undefined && (n < range.min || n > range.max)) return bad(`a ${kind}`);
-    if (!LONGS.has(kind) && range === undefined) return bad(`a known scalar (${kind})`);
+    const n = Number(value);
     for (const [op, test] of [
       ['lte', (limit: number) => n <= limit],
       ['lt', (limit: number) => n < limit],
@@ -192,6 +180,32 @@ export class ProtoJsonChecker {
       const limit = options[`(validate.rules).${kind}.${op}`];
       if (typeof limit === 'number' && !test(limit))
         this.problems.push(`${at}: ${n} must be ${op} ${limit}`);
+    }
+  }
+
+  /** What a scalar of this kind should have been, or undefined when `value` is one. */
+  private scalarType(kind: string, value: Json): string | undefined {
+    switch (kind) {
+      case 'string':
+        return typeof value === 'string' ? undefined : 'a string';
+      case 'bool':
+        return typeof value === 'boolean' ? undefined : 'true or false';
+      case 'bytes':
+        return typeof value === 'string' && /^[A-Za-z0-9+/_-]*=*$/.test(value)
+          ? undefined
+          : 'base64 text';
+      case 'double':
+      case 'float':
+        return typeof value === 'number' || ['NaN', 'Infinity', '-Infinity'].includes(String(value))
+          ? undefined
+          : 'a number';
+      default: {
+        const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+        if (typeof n !== 'number' || !Number.isInteger(n)) return 'a whole number';
+        const range = SCALAR_RANGES[kind];
+        if (range !== undefined) return n < range.min || n > range.max ? `a ${kind}` : undefined;
+        return LONGS.has(kind) ? undefined : `a known scalar (${kind})`;
+      }
     }
   }
 

@@ -14,6 +14,8 @@ const HCM =
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 
+// Envoy's YAML is read by deep paths, after ProtoJsonChecker has checked it against the protos.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = Record<string, any>;
 
 const envoy = parse(readFileSync(path.join(EXAMPLE, 'envoy.yaml'), 'utf8')) as Obj;
@@ -93,12 +95,14 @@ describe('examples/envoy', () => {
     const brokenFilter =
       broken.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0];
     brokenFilter.typed_config.timeout = 250;
+    broken.static_resources.listeners[1].filter_chains[0].filters[0].typed_config['@type'] += 'x';
     const strict = new ProtoJsonChecker(root);
     strict.message(root.lookupType('envoy.config.bootstrap.v3.Bootstrap'), broken, 'envoy.yaml');
     expect(strict.problems.join('\n')).toMatch(/conect_timeout: unknown field/);
     expect(strict.problems.join('\n')).toMatch(/port_value: 70000 must be lte 65535/);
     expect(strict.problems.join('\n')).toMatch(/socket_address.address: at least 1 character/);
     expect(strict.problems.join('\n')).toMatch(/timeout: expected a duration/);
+    expect(strict.problems.join('\n')).toMatch(/unknown type \S+HttpConnectionManagerx/);
   });
 
   test("the rate limit filter calls the service's gRPC port over HTTP/2", () => {
@@ -156,7 +160,8 @@ describe('examples/envoy', () => {
 
     // Envoy runs this envoy.yaml and publishes its listener and admin ports.
     const envoyService = services.envoy!;
-    const configPath = envoyService.command[envoyService.command.indexOf('-c') + 1] as string;
+    const command = envoyService.command as string[];
+    const configPath = command[command.indexOf('-c') + 1]!;
     expect(envoyService.volumes).toContain(`./envoy.yaml:${configPath}:ro`);
     const listenerPort = envoy.static_resources.listeners[0].address.socket_address
       .port_value as number;
