@@ -11,6 +11,12 @@ export const TEMPLATES_DIR = path.join(CHART_DIR, 'templates');
 /** The example values files, each a documented way to install (and helm's lint matrix). */
 export const CI_VALUES_DIR = path.join(CHART_DIR, 'ci');
 
+/** The parts of package.json the deploy files must agree with. */
+export const PACKAGE = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  readonly version: string;
+  readonly bin: Readonly<Record<string, string>>;
+};
+
 export type Values = Record<string, unknown>;
 
 function isMap(v: unknown): v is Values {

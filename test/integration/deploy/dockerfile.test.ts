@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT } from '../../helpers/deploy/chart';
+import { PACKAGE, ROOT } from '../../helpers/deploy/chart';
 import {
   copySources,
   execForm,
@@ -16,9 +16,7 @@ import { ServiceProcess } from '../../helpers/service-process';
 
 const stages = parseDockerfile(readFileSync(path.join(ROOT, 'deploy', 'Dockerfile'), 'utf8'));
 const runtime = stages[stages.length - 1]!;
-const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
-  bin: Record<string, string>;
-};
+const pkg = PACKAGE;
 const HEALTHCHECK_BIN = path.join(ROOT, pkg.bin['ratelimit-healthcheck'] ?? 'missing');
 
 let packed: Set<string> | undefined;

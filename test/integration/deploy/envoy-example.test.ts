@@ -95,7 +95,9 @@ describe('examples/envoy', () => {
     const brokenFilter =
       broken.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0];
     brokenFilter.typed_config.timeout = 250;
-    broken.static_resources.listeners[1].filter_chains[0].filters[0].typed_config['@type'] += 'x';
+    const backendHcm =
+      broken.static_resources.listeners[1].filter_chains[0].filters[0].typed_config;
+    backendHcm['@type'] = `${HCM}x`;
     const strict = new ProtoJsonChecker(root);
     strict.message(root.lookupType('envoy.config.bootstrap.v3.Bootstrap'), broken, 'envoy.yaml');
     expect(strict.problems.join('\n')).toMatch(/conect_timeout: unknown field/);

@@ -11,6 +11,7 @@ import {
   compileValuesSchema,
   hasPath,
   readYamlFile,
+  PACKAGE,
   ROOT,
   schemaErrors,
   templateEnvNames,
@@ -31,9 +32,7 @@ import { unreadNames } from '../../helpers/deploy/settings-names';
 
 const BAD_VALUES_DIR = path.join(ROOT, 'test', 'fixtures', 'helm');
 const BAD_VALUES = readdirSync(BAD_VALUES_DIR).sort();
-const VERSION = (
-  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
-).version;
+const VERSION = PACKAGE.version;
 /** values.yaml alone, then each example values file over it. */
 const MATRIX: { name: string; files: string[] }[] = [
   { name: 'values.yaml', files: [] },

@@ -8,6 +8,7 @@ import {
   compileValuesSchema,
   mergeValues,
   readYamlFile,
+  PACKAGE,
   ROOT,
   schemaErrors,
   valuesWith,
@@ -19,9 +20,7 @@ import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
 import { unreadNames } from '../../helpers/deploy/settings-names';
 
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const VERSION = (
-  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
-).version;
+const VERSION = PACKAGE.version;
 const HAS_HELM = spawnSync('helm', ['version', '--short'], { timeout: 10_000 }).status === 0;
 
 /** The values a `helm install NAME CHART [-f file] [--set ...]` command installs with. */

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { ROOT } from '../../helpers/deploy/chart';
+import { PACKAGE, ROOT } from '../../helpers/deploy/chart';
 import { configCheckDirectory } from '../../helpers/deploy/config-check';
 import {
   container,
@@ -17,9 +17,7 @@ import {
 import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
 
 const KUSTOMIZE_DIR = path.join(ROOT, 'deploy', 'kubernetes');
-const VERSION = (
-  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
-).version;
+const VERSION = PACKAGE.version;
 const IMAGE = `ratelimit-ts:${VERSION}`;
 
 /** `kubectl kustomize DIR`; .ci/run installs Debian's kubectl where it is missing. */
@@ -34,6 +32,20 @@ function kustomize(dir: string): KubeObject[] {
     );
   if (run.status !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${run.stderr}`);
   return parseManifests(run.stdout, dir);
+}
+
+/** Renders a kustomization and checks the service's install in it. */
+function renderInstall(dir: string): {
+  objects: KubeObject[];
+  env: Map<string, string | undefined>;
+} {
+  const objects = kustomize(dir);
+  const c = expectServiceInstall(objects, {
+    deployment: 'ratelimit',
+    service: 'ratelimit',
+    image: IMAGE,
+  });
+  return { objects, env: envOf(c) };
 }
 
 /** The TCP port a Service named `name` offers (its only port, or the named one). */
@@ -52,13 +64,7 @@ describe('Kustomize (deploy/kubernetes)', () => {
   });
 
   test('base: file mode next to Redis, every object valid', () => {
-    const objects = kustomize('base');
-    const c = expectServiceInstall(objects, {
-      deployment: 'ratelimit',
-      service: 'ratelimit',
-      image: IMAGE,
-    });
-    const env = envOf(c);
+    const { objects, env } = renderInstall('base');
     expect(env.get('BACKEND_TYPE')).toBe('redis');
     expect(env.get('REDIS_URL')).toBe(`redis:${servicePort(objects, 'redis')}`);
     expect(container(findObject(objects, 'Deployment', 'redis'), 'redis').image).toMatch(
@@ -74,13 +80,7 @@ describe('Kustomize (deploy/kubernetes)', () => {
   });
 
   test('overlays/xds: configuration over ADS from the management server beside it', () => {
-    const objects = kustomize('overlays/xds');
-    const c = expectServiceInstall(objects, {
-      deployment: 'ratelimit',
-      service: 'ratelimit',
-      image: IMAGE,
-    });
-    const env = envOf(c);
+    const { objects, env } = renderInstall('overlays/xds');
     expect(env.get('CONFIG_TYPE')).toBe('GRPC_XDS_SOTW');
     expect(env.get('CONFIG_GRPC_XDS_SERVER_URL')).toBe(
       `ratelimit-xds:${servicePort(objects, 'ratelimit-xds')}`,
@@ -92,12 +92,7 @@ describe('Kustomize (deploy/kubernetes)', () => {
     // The simulator serves the rule ConfigMap from the same image, on the Service's port.
     const sim = container(findObject(objects, 'Deployment', 'ratelimit-xds'), 'xds-server');
     expect(sim.image).toBe(IMAGE);
-    const bins = (
-      JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
-        bin: Record<string, string>;
-      }
-    ).bin;
-    expect(Object.keys(bins)).toContain(sim.command?.[0]);
+    expect(Object.keys(PACKAGE.bin)).toContain(sim.command?.[0]);
     const args = sim.args ?? [];
     const configDir = args[args.indexOf('-config_dir') + 1];
     expect(sim.volumeMounts?.map((m) => m.mountPath)).toContain(configDir);
@@ -106,13 +101,7 @@ describe('Kustomize (deploy/kubernetes)', () => {
   });
 
   test('overlays/redis-sentinel: the master found through Sentinel', () => {
-    const objects = kustomize('overlays/redis-sentinel');
-    const c = expectServiceInstall(objects, {
-      deployment: 'ratelimit',
-      service: 'ratelimit',
-      image: IMAGE,
-    });
-    const env = envOf(c);
+    const { objects, env } = renderInstall('overlays/redis-sentinel');
     expect(env.get('REDIS_TYPE')).toBe('sentinel');
     const [master, ...sentinels] = (env.get('REDIS_URL') ?? '').split(',');
     expect(sentinels).toEqual([`redis-sentinel:${servicePort(objects, 'redis-sentinel')}`]);
