@@ -32,7 +32,7 @@ interface Fields<D> {
   readonly readers: ReadonlyMap<string, FieldReader<D>>;
 }
 
-/** Hands a read value to `assign`, or passes the refusal on. */
+/** Hands a read value to `assignTo`, or passes the refusal on. */
 function assign<T>(value: T | ConfigError, assignTo: (value: T) => void): ConfigError | undefined {
   if (value instanceof ConfigError) return value;
   assignTo(value);
@@ -91,19 +91,17 @@ const POLICY: Fields<PolicyDraft> = {
     ['requests_per_unit', (r, f, d) => assign(r.uint32(f), (v) => (d.requestsPerUnit = v))],
     ['unlimited', (r, f, d) => assign(r.bool(f), (v) => (d.unlimited = v))],
     ['name', (r, f, d) => assign(r.string(f), (v) => (d.name = v))],
-    [
-      'replaces',
-      (r, f, d) =>
-        assign(
-          readList(r, f, (node) => {
-            const entry = { name: '' };
-            return readFields(r, node, REPLACES_ENTRY, entry) ?? entry.name;
-          }),
-          (v) => (d.replaces = v),
-        ),
-    ],
+    ['replaces', (r, f, d) => assign(readReplaces(r, f), (v) => (d.replaces = v))],
   ]),
 };
+
+/** The names a rule replaces, one map `{ name }` each. */
+function readReplaces(reader: YamlReader, entry: Entry): string[] | ConfigError {
+  return readList(reader, entry, (node) => {
+    const replaced = { name: '' };
+    return readFields(reader, node, REPLACES_ENTRY, replaced) ?? replaced.name;
+  });
+}
 
 function readPolicy(
   reader: YamlReader,
