@@ -175,7 +175,7 @@ export class RateLimitEngine {
 
   private ttlSeconds(window: Window): number {
     const max = this.deps.settings.expirationJitterMaxSeconds;
-    return window.lengthSeconds + (max > 0 ? Math.floor(this.random() * max) : 0);
+    return window.expirySeconds + (max > 0 ? Math.floor(this.random() * max) : 0);
   }
 
   /**

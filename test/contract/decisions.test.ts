@@ -73,6 +73,11 @@ describe.each(backends)('decisions on the %s backend', (_backend, make) => {
         const key = template.replace('{p}', prefix);
         expect({ key, value: await fixture.rawValue(key) }).toEqual({ key, value });
       }
+      for (const [template, ttl] of Object.entries(scenario.ttls ?? {})) {
+        const key = template.replace('{p}', prefix);
+        const actual = await fixture.ttlSeconds(key);
+        expect({ key, ttl: actual === ttl - 1 ? ttl : actual }).toEqual({ key, ttl });
+      }
     } finally {
       await fixture.close();
     }
