@@ -1,5 +1,6 @@
 // The decision engine: rules → cache keys → counter store → statuses, headers and statistics.
 import type { ConfigSnapshot, MatchedLimit } from '../config';
+import { BackendError } from '../lib/backend-error';
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
 import type { LimiterSettings } from '../settings';
@@ -49,11 +50,6 @@ interface Plan {
 
 const EMPTY_HEADERS: readonly HeaderValue[] = Object.freeze([]);
 
-/** The engine knows the store only as a type, so it recognises StoreError by its code. */
-function isStoreError(err: unknown): boolean {
-  return err instanceof Error && (err as Error & { code?: unknown }).code === 'STORE_UNAVAILABLE';
-}
-
 /**
  * Answers ShouldRateLimit. Holds the current snapshot; the provider's listener swaps it with
  * one assignment, and a request keeps the snapshot it started with.
@@ -91,7 +87,7 @@ export class RateLimitEngine {
       return await this.decide(request);
     } catch (err: unknown) {
       if (err instanceof RequestError) this.serviceError.inc();
-      else if (isStoreError(err)) this.redisError.inc();
+      else if (err instanceof BackendError) this.redisError.inc();
       throw err;
     }
   }
