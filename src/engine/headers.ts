@@ -1,6 +1,9 @@
 // RateLimit-* headers for the descriptor closest to its limit, and per unit.
 import type { Unit } from '../config';
+import type { LimiterSettings } from '../settings';
 import type { DescriptorStatus, HeaderValue } from './types';
+
+const NO_HEADERS: readonly HeaderValue[] = Object.freeze([]);
 
 export interface HeaderSettings {
   readonly limit: string;
@@ -56,4 +59,31 @@ export function perUnitHeaders(
     });
   }
   return out;
+}
+
+/**
+ * response_headers_to_add: the standard headers of the status closest to its limit
+ * (RESPONSE_HEADERS_ENABLED), then the per-unit ones (RESPONSE_HEADERS_PER_UNIT).
+ */
+export function responseHeaders(
+  settings: LimiterSettings,
+  closest: DescriptorStatus | undefined,
+  statuses: readonly DescriptorStatus[],
+): readonly HeaderValue[] {
+  const names = settings.responseHeaders;
+  if (!names.enabled && !names.perUnit) return NO_HEADERS;
+  const headers: HeaderValue[] = [];
+  if (names.enabled && closest !== undefined) headers.push(...limitHeaders(closest, names));
+  if (names.perUnit) headers.push(...perUnitHeaders(statuses, names));
+  return headers;
+}
+
+/** request_headers_to_add: the standard headers of the closest status, when enabled. */
+export function requestHeaders(
+  settings: LimiterSettings,
+  closest: DescriptorStatus | undefined,
+): readonly HeaderValue[] {
+  return settings.requestHeaders.enabled && closest !== undefined
+    ? limitHeaders(closest, settings.requestHeaders)
+    : NO_HEADERS;
 }
