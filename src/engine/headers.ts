@@ -5,7 +5,7 @@ import type { DescriptorStatus, HeaderValue } from './types';
 
 const NO_HEADERS: readonly HeaderValue[] = Object.freeze([]);
 
-export interface HeaderSettings {
+interface HeaderSettings {
   readonly limit: string;
   readonly remaining: string;
   readonly reset: string;
@@ -22,7 +22,7 @@ const UNIT_PLURAL: Readonly<Record<Unit, string>> = Object.freeze({
 });
 
 /** The three standard headers describing one status. */
-export function limitHeaders(status: DescriptorStatus, names: HeaderSettings): HeaderValue[] {
+function limitHeaders(status: DescriptorStatus, names: HeaderSettings): HeaderValue[] {
   const limit = status.currentLimit;
   if (limit === undefined) return [];
   return [
@@ -36,7 +36,7 @@ export function limitHeaders(status: DescriptorStatus, names: HeaderSettings): H
  * `<limit>-<Units>` and `<remaining>-<Units>` for the lowest remaining count of each unit,
  * in the order the units first appear.
  */
-export function perUnitHeaders(
+function perUnitHeaders(
   statuses: readonly DescriptorStatus[],
   names: HeaderSettings,
 ): HeaderValue[] {
