@@ -55,22 +55,19 @@ export function loggedPorts(output: string): Partial<Record<ListenerName, number
   return ports;
 }
 
-/**
- * Settings for an in-process service on the memory backend with every listener on a loopback
- * port the system picks; the RunningService reports the bound ports.
- */
+/** The service's listeners on loopback ports the system picks; the service reports them. */
+export const LOOPBACK_LISTENERS: Readonly<Record<string, string>> = Object.freeze({
+  HOST: '127.0.0.1',
+  PORT: '0',
+  GRPC_HOST: '127.0.0.1',
+  GRPC_PORT: '0',
+  DEBUG_HOST: '127.0.0.1',
+  DEBUG_PORT: '0',
+});
+
+/** Settings for an in-process service on the memory backend; RunningService.ports has the ports. */
 export function loopbackServiceEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    BACKEND_TYPE: 'memory',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    GRPC_HOST: '127.0.0.1',
-    GRPC_PORT: '0',
-    DEBUG_HOST: '127.0.0.1',
-    DEBUG_PORT: '0',
-    USE_STATSD: 'false',
-    ...extra,
-  };
+  return { BACKEND_TYPE: 'memory', ...LOOPBACK_LISTENERS, USE_STATSD: 'false', ...extra };
 }
 
 /**

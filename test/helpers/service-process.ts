@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { eventually } from './eventually';
-import { loggedPorts, type ListenerName } from './ports';
+import { LOOPBACK_LISTENERS, loggedPorts, type ListenerName } from './ports';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const BIN = {
@@ -66,12 +66,7 @@ export class ServiceProcess {
   static async start(options: ServiceProcessOptions): Promise<ServiceProcess> {
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: '0',
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: '0',
+      ...LOOPBACK_LISTENERS,
       USE_STATSD: 'false',
       STATS_FLUSH_INTERVAL: '1h',
       LOG_LEVEL: 'info',

@@ -6,7 +6,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
-import { loggedPorts } from '../helpers/ports';
+import { LOOPBACK_LISTENERS, loggedPorts } from '../helpers/ports';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { collectCleanups } from '../helpers/cleanups';
@@ -81,15 +81,7 @@ it('closes connections after GRPC_MAX_CONNECTION_AGE and clients reconnect', asy
 
 it('starts the demo (the README command) on the memory backend with the example config', async () => {
   const child = spawn(process.execPath, [path.resolve(__dirname, '..', '..', 'bin', 'demo.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: '0',
-      GRPC_PORT: '0',
-      DEBUG_PORT: '0',
-      HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-      DEBUG_HOST: '127.0.0.1',
-    },
+    env: { PATH: process.env.PATH ?? '', ...LOOPBACK_LISTENERS },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';

@@ -1,9 +1,6 @@
 // The expiry the engine gives a key: the window's, plus the jitter; calendar months end on time.
-import { RateLimitEngine } from '../../../src/engine';
 import { ManualClock } from '../../../src/lib/clock';
-import { silentLogger } from '../../../src/lib/logger';
-import { StatsStore } from '../../../src/stats';
-import { descriptor, limiterSettings, snapshotOf } from '../../helpers/engine';
+import { descriptor, engineOf } from '../../helpers/engine';
 import { memoryFixture } from '../../helpers/stores';
 
 const MONTHLY =
@@ -27,18 +24,13 @@ async function ttlAt(
   const clock = new ManualClock(nowMs);
   const fixture = memoryFixture(clock);
   try {
-    const stats = new StatsStore();
-    const settings = limiterSettings({ CACHE_KEY_PREFIX: 'x:', ...env });
-    const engine = new RateLimitEngine({
-      store: fixture.store,
-      stats,
+    const { engine } = engineOf(
+      fixture.store,
       clock,
-      settings,
-      logger: silentLogger,
-      localCache: undefined,
-      random: () => draw,
-    });
-    engine.setSnapshot(snapshotOf([MONTHLY], stats));
+      [MONTHLY],
+      { CACHE_KEY_PREFIX: 'x:', ...env },
+      () => draw,
+    );
     await engine.shouldRateLimit({
       domain: 'm',
       descriptors: [descriptor([['k', 'v']])],
