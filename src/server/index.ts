@@ -1,6 +1,6 @@
 // Front ends: gRPC, HTTP and debug listeners, health, and the error mapping at the edge.
 export { RateLimitGrpcServer, grpcAddress, type GrpcServerOptions } from './grpc/grpc-server';
-export { createHttpApp, createHttpHandler, type HttpAppOptions } from './http/http-server';
+export { createHttpHandler, type HttpAppOptions } from './http/http-server';
 export { createDebugServer, type DebugSources } from './debug/debug-server';
 export { HealthState, type HealthComponent } from './health';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
