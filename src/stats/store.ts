@@ -54,7 +54,7 @@ export interface RuleStatsFactory {
 /** Receives every sample of one timer as it is recorded (the Prometheus histogram). */
 export type TimerObserver = (ms: number) => void;
 
-class CounterImpl implements Counter {
+class SummingCounter implements Counter {
   value = 0;
   constructor(readonly name: string) {}
   add(amount: number): void {
@@ -76,7 +76,7 @@ class NullCounter implements Counter {
   }
 }
 
-class GaugeImpl implements Gauge {
+class LastValueGauge implements Gauge {
   value = 0;
   constructor(readonly name: string) {}
   set(value: number): void {
@@ -94,7 +94,7 @@ class NullTimer implements Timer {
 /** Timer samples kept between flushes; past the cap, samples are thinned and the rate recorded. */
 const TIMER_SAMPLE_CAP = 2048;
 
-export class TimerImpl implements Timer {
+export class ReservoirTimer implements Timer {
   private samples: number[] = [];
   private seen = 0;
   private observers: TimerObserver[] = [];
@@ -145,8 +145,8 @@ export class StatsStore implements RuleStatsFactory {
   readonly isEnabled: boolean;
   readonly maxRuleKeys: number;
   private readonly counters = new Map<string, Counter>();
-  private readonly gauges = new Map<string, GaugeImpl>();
-  private readonly timers = new Map<string, TimerImpl>();
+  private readonly gauges = new Map<string, LastValueGauge>();
+  private readonly timers = new Map<string, ReservoirTimer>();
   private readonly ruleStats = new Map<string, RuleStats>();
   private readonly timerObservers: ((name: string) => TimerObserver | undefined)[] = [];
   private readonly generators: (() => void)[] = [];
@@ -175,7 +175,7 @@ export class StatsStore implements RuleStatsFactory {
   counter(name: string): Counter {
     let counter = this.counters.get(name);
     if (counter === undefined) {
-      counter = this.isEnabled ? new CounterImpl(name) : new NullCounter(name);
+      counter = this.isEnabled ? new SummingCounter(name) : new NullCounter(name);
       if (this.isEnabled) this.counters.set(name, counter);
     }
     return counter;
@@ -199,7 +199,7 @@ export class StatsStore implements RuleStatsFactory {
   gauge(name: string): Gauge {
     let gauge = this.gauges.get(name);
     if (gauge === undefined) {
-      gauge = new GaugeImpl(name);
+      gauge = new LastValueGauge(name);
       if (this.isEnabled) this.gauges.set(name, gauge);
     }
     return gauge;
@@ -209,7 +209,7 @@ export class StatsStore implements RuleStatsFactory {
     if (!this.isEnabled) return new NullTimer(name);
     let timer = this.timers.get(name);
     if (timer === undefined) {
-      timer = new TimerImpl(name);
+      timer = new ReservoirTimer(name);
       this.timers.set(name, timer);
       for (const factory of this.timerObservers) {
         const observer = factory(name);
@@ -288,7 +288,7 @@ export class StatsStore implements RuleStatsFactory {
   }
 
   /** Every timer, for sinks to drain. */
-  allTimers(): Iterable<TimerImpl> {
+  allTimers(): Iterable<ReservoirTimer> {
     return this.timers.values();
   }
 }
