@@ -1,5 +1,9 @@
 // In-process statistics: counters, gauges and timers by name, with handles bound once and reused.
 import { RULE_SCOPE, RULE_STAT_SUFFIXES, STAT, sanitizeStatName } from './names';
+import { nameTagSuffix } from './tags';
+
+/** Fixed tags of a statistic, such as the version of `ratelimit.build_info`. */
+export type StatTags = Readonly<Record<string, string>>;
 
 /** A monotonically increasing count; sinks send the change since the last flush. */
 export interface Counter {
@@ -12,6 +16,8 @@ export interface Counter {
 /** A value that is set, not accumulated. */
 export interface Gauge {
   readonly name: string;
+  /** Tags this gauge always carries; sinks write them as they write EXTRA_TAGS. */
+  readonly tags: StatTags;
   set(value: number): void;
   readonly value: number;
 }
@@ -78,7 +84,10 @@ class NullCounter implements Counter {
 
 class LastValueGauge implements Gauge {
   value = 0;
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    readonly tags: StatTags,
+  ) {}
   set(value: number): void {
     this.value = value;
   }
@@ -196,11 +205,16 @@ export class StatsStore implements RuleStatsFactory {
     return this.counter(name);
   }
 
-  gauge(name: string): Gauge {
-    let gauge = this.gauges.get(name);
+  /**
+   * The gauge of a name and tags; the snapshot lists it under the name with the tags written
+   * in as statsd does (`name.__key=value`).
+   */
+  gauge(name: string, tags: StatTags = {}): Gauge {
+    const key = name + nameTagSuffix(tags);
+    let gauge = this.gauges.get(key);
     if (gauge === undefined) {
-      gauge = new LastValueGauge(name);
-      if (this.isEnabled) this.gauges.set(name, gauge);
+      gauge = new LastValueGauge(name, tags);
+      if (this.isEnabled) this.gauges.set(key, gauge);
     }
     return gauge;
   }
@@ -283,8 +297,13 @@ export class StatsStore implements RuleStatsFactory {
     const counters = new Map<string, number>();
     for (const [name, c] of this.counters) counters.set(name, c.value);
     const gauges = new Map<string, number>();
-    for (const [name, g] of this.gauges) gauges.set(name, g.value);
+    for (const [key, g] of this.gauges) gauges.set(key, g.value);
     return { counters, gauges };
+  }
+
+  /** Every gauge with its tags, for the flusher; call snapshot() first to refresh generated ones. */
+  allGauges(): Iterable<Gauge> {
+    return this.gauges.values();
   }
 
   /** Every timer, for sinks to drain. */
