@@ -3,7 +3,6 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { collectCleanups } from '../helpers/cleanups';
-import { freePort } from '../helpers/ports';
 import { parseExposition } from '../helpers/prometheus';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { BIN, ServiceProcess } from '../helpers/service-process';
@@ -34,17 +33,16 @@ it('exposes ratelimit_build_info with the version as a label to a Prometheus scr
   cleanup(() => {
     runtime.destroy();
   });
-  const metricsPort = await freePort();
   const service = await ServiceProcess.start({
     env: {
       ...runtime.env(),
       BACKEND_TYPE: 'memory',
       USE_PROMETHEUS: 'true',
-      PROMETHEUS_ADDR: `127.0.0.1:${metricsPort}`,
+      PROMETHEUS_ADDR: '127.0.0.1:0',
     },
   });
   cleanup(() => service.stop());
-  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  const res = await fetch(`http://127.0.0.1:${service.ports.metrics}/metrics`);
   const metrics = parseExposition(await res.text());
   expect(metrics.get(`ratelimit_build_info{version="${pkg.version}"}`)).toBe(1);
   expect(

@@ -1,11 +1,11 @@
-// The store registry's Redis line against a real redis-server: pool notice and health.
-import { ManualClock } from '../../src/lib/clock';
-import { MemoryLogger } from '../../src/lib/logger';
-import { loadSettings } from '../../src/settings';
-import { StatsStore } from '../../src/stats';
-import { createStore, RedisCounterStore } from '../../src/store';
-import { eventually } from '../helpers/eventually';
-import { RedisServer } from '../helpers/redis-server';
+// The store registry's Redis line on a real redis-server (backends project): pool notice and health.
+import { ManualClock } from '../../../src/lib/clock';
+import { MemoryLogger } from '../../../src/lib/logger';
+import { loadSettings } from '../../../src/settings';
+import { StatsStore } from '../../../src/stats';
+import { createStore, RedisCounterStore } from '../../../src/store';
+import { eventually } from '../../helpers/eventually';
+import { RedisServer } from '../../helpers/redis-server';
 
 describe('createStore with BACKEND_TYPE=redis', () => {
   let server: RedisServer;
