@@ -38,7 +38,6 @@ const METRIC_LINE = new RegExp(
 );
 const METRIC_NAME = new RegExp(`^([a-zA-Z_]|${TEMPLATE})([a-zA-Z0-9_]|${TEMPLATE})*$`);
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]+$/;
-const METRIC_TYPES = new Set(['counter', 'gauge', 'observer', 'timer']);
 
 const MAPPING_KEYS = new Set([
   'match',
@@ -203,12 +202,16 @@ function labels(m: Obj, file: FileReader, where: string): [string, string][] {
   });
 }
 
+/** `timer` is statsd_exporter's older name for `observer`. */
+function isMetricType(value: unknown): value is StatsdType | 'timer' {
+  return value === 'counter' || value === 'gauge' || value === 'observer' || value === 'timer';
+}
+
 function metricType(m: Obj, file: FileReader, where: string): StatsdType | undefined {
   const type = m.match_metric_type;
   if (type === undefined) return undefined;
-  if (typeof type !== 'string' || !METRIC_TYPES.has(type))
-    file.fail(`${where}: unknown match_metric_type ${JSON.stringify(type)}`);
-  return type === 'timer' ? 'observer' : (type as StatsdType);
+  if (!isMetricType(type)) file.fail(`${where}: unknown match_metric_type ${JSON.stringify(type)}`);
+  return type === 'timer' ? 'observer' : type;
 }
 
 function readMapping(
