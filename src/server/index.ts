@@ -9,3 +9,12 @@ export { fromStruct } from '../lib/struct';
 export { requestFromJson, responseToJson } from './wire/json';
 export type * from './wire/messages';
 export { createMetricsServer, type MetricsSource } from './metrics/metrics-server';
+export {
+  createListeners,
+  openMetricsListener,
+  type ListenerOptions,
+  type ListenerPorts,
+  type Listeners,
+  type MetricsEndpoint,
+  type OpenListener,
+} from './listeners';
