@@ -2,7 +2,7 @@
 import type { RateLimitPolicyDoc } from './document';
 import type { ConfigErrorCode, SourcePosition } from './errors';
 import { ALGORITHMS, type Algorithm, type RuleLimit } from './types';
-import { parseUnit } from './units';
+import { parseUnit, UNIT_SECONDS, type Unit } from './units';
 
 /** What the counter backend in use cannot run, and why; compile() refuses rules that need it. */
 export interface BackendCapabilities {
@@ -51,7 +51,11 @@ function algorithmOf(
 }
 
 /** The token bucket's size, or the problem with `burst` for this algorithm. */
-function burstOf(policy: RateLimitPolicyDoc, algorithm: Algorithm): number | LimitProblem {
+function burstOf(
+  policy: RateLimitPolicyDoc,
+  unit: Unit,
+  algorithm: Algorithm,
+): number | LimitProblem {
   if (algorithm !== 'token_bucket') {
     return policy.burst === undefined
       ? policy.requestsPerUnit
@@ -65,6 +69,13 @@ function burstOf(policy: RateLimitPolicyDoc, algorithm: Algorithm): number | Lim
     );
   }
   if (policy.burst === 0) return problem('BAD_LIMIT', 'burst must be at least 1', policy);
+  if (UNIT_SECONDS[unit] * 1e6 < policy.requestsPerUnit) {
+    return problem(
+      'BAD_LIMIT',
+      `token_bucket counts time in microseconds: at most ${UNIT_SECONDS[unit] * 1e6} requests per ${unit.toLowerCase()}`,
+      policy,
+    );
+  }
   return policy.burst ?? policy.requestsPerUnit;
 }
 
@@ -80,7 +91,7 @@ function compileLimit(
     return problem('INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, policy);
   const algorithm = algorithmOf(policy, ruleKey, backend);
   if (typeof algorithm !== 'string') return algorithm;
-  const burst = burstOf(policy, algorithm);
+  const burst = burstOf(policy, unit, algorithm);
   if (typeof burst !== 'number') return burst;
   const unitName = unit.toLowerCase();
   return {

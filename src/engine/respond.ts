@@ -5,6 +5,7 @@ import type { Counter } from '../stats';
 import { requestHeaders, responseHeaders } from './headers';
 import type { CheckEnv, DescriptorPlan } from './limit-check';
 import { dynamicMetadata } from './metadata';
+import type { StoreResults } from './store-batch';
 import type { Code, DescriptorStatus, RateLimitRequest, RateLimitResponse } from './types';
 
 /** What answering reads besides the request; one object for the engine's lifetime. */
@@ -82,11 +83,11 @@ function passedMetadata(
   return out;
 }
 
-/** Every descriptor's status once the store answered with `values`, then the response. */
+/** Every descriptor's status once the store answered with `results`, then the response. */
 export function respond(
   request: RateLimitRequest,
   plans: readonly DescriptorPlan[],
-  values: readonly number[],
+  results: StoreResults,
   env: RespondEnv,
 ): RateLimitResponse {
   const settings = env.settings;
@@ -94,7 +95,7 @@ export function respond(
   for (let i = 0; i < plans.length; i++) {
     const plan = plans[i];
     if (plan !== undefined)
-      statuses[i] = plan.kind === 'check' ? plan.status(values, env) : plan.status;
+      statuses[i] = plan.kind === 'check' ? plan.status(results, env) : plan.status;
   }
   let code = overallCode(plans, statuses, settings);
   if (code === 'OVER_LIMIT' && settings.globalShadowMode) {

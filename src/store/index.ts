@@ -1,5 +1,14 @@
 // Counter backends behind one seam: memory, Redis (and later memcached), chosen by createStore.
-export type { CounterStore, CounterIncrement, CounterRead, BackendName } from './counter-store';
+export type {
+  CounterStore,
+  CounterIncrement,
+  CounterRead,
+  BackendName,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from './counter-store';
 export { StoreError } from './errors';
 export { MemoryCounterStore } from './memory/memory-store';
 export { RedisCounterStore } from './redis/redis-store';
