@@ -34,7 +34,12 @@ import {
   StdoutSink,
   type StatsSink,
 } from './stats';
-import { MemoryCounterStore, RedisCounterStore, type CounterStore } from './store';
+import {
+  MemcachedCounterStore,
+  MemoryCounterStore,
+  RedisCounterStore,
+  type CounterStore,
+} from './store';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -88,7 +93,7 @@ async function openStore(
       }
       return RedisCounterStore.open(backend, logger, stats);
     case 'memcache':
-      throw new Error('the memcached backend is not available in this version');
+      return MemcachedCounterStore.open(backend, { logger, stats });
   }
 }
 

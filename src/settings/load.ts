@@ -4,6 +4,7 @@ import type { FieldSpec } from './fields';
 import { map as mapField } from './fields';
 import { namesFor } from './aliases';
 import { SettingsError, type SettingsProblem } from './errors';
+import { memcacheBackend, memcacheExclusions } from './memcache';
 import { NOT_BUILT } from './not-built';
 import { SCHEMA, type Group, type RawSettings } from './schema';
 import type {
@@ -150,41 +151,12 @@ function redisInstance(
 }
 
 function backend(raw: RawSettings, problems: SettingsProblem[]): BackendSettings {
-  const m = raw.memcache;
-  if (m.HOST_PORT.length > 0 && m.SRV !== '') {
-    problems.push({
-      setting: 'MEMCACHE_HOST_PORT',
-      message:
-        'MEMCACHE_HOST_PORT and MEMCACHE_SRV are both set; they exclude each other: set only one',
-    });
-  }
+  memcacheExclusions(raw.memcache, problems);
   switch (raw.limiter.BACKEND_TYPE) {
     case 'memory':
       return { type: 'memory' };
     case 'memcache':
-      if (m.HOST_PORT.length === 0 && m.SRV === '') {
-        problems.push({
-          setting: 'MEMCACHE_HOST_PORT',
-          message:
-            'BACKEND_TYPE is memcache but neither MEMCACHE_HOST_PORT nor MEMCACHE_SRV is set',
-        });
-      }
-      return {
-        type: 'memcache',
-        hostPorts: m.HOST_PORT,
-        srv: optional(m.SRV),
-        srvRefreshMs: m.SRV_REFRESH,
-        maxIdleConns: m.MAX_IDLE_CONNS,
-        tls: m.TLS
-          ? {
-              certFile: optional(m.TLS_CLIENT_CERT),
-              keyFile: optional(m.TLS_CLIENT_KEY),
-              caFile: optional(m.TLS_CACERT),
-              serverName: undefined,
-              skipHostnameVerification: m.TLS_SKIP_HOSTNAME_VERIFICATION,
-            }
-          : undefined,
-      };
+      return memcacheBackend(raw.memcache, problems);
     case 'redis': {
       const common = raw.redisCommon;
       return {

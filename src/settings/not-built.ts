@@ -23,11 +23,6 @@ const whenTrue =
  */
 export const NOT_BUILT: readonly NotBuilt[] = [
   {
-    setting: 'BACKEND_TYPE',
-    asked: (raw) => (raw.limiter.BACKEND_TYPE === 'memcache' ? 'memcache' : undefined),
-    capability: 'the memcached backend',
-  },
-  {
     setting: 'REDIS_TYPE',
     asked: (raw) => (!redisChosen(raw) || raw.redis.TYPE === 'single' ? undefined : raw.redis.TYPE),
     capability: 'Redis sentinel and cluster modes',

@@ -1,5 +1,6 @@
-// Counter backends behind one seam: memory, Redis (and later memcached).
+// Counter backends behind one seam: memory, Redis and memcached.
 export type { CounterStore, CounterIncrement, CounterRead, BackendName } from './counter-store';
 export { StoreError } from './errors';
 export { MemoryCounterStore } from './memory/memory-store';
 export { RedisCounterStore } from './redis/redis-store';
+export { MemcachedCounterStore, MEMCACHED_TIMEOUT_MS } from './memcached/memcached-store';

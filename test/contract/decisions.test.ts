@@ -4,23 +4,33 @@ import { RateLimitEngine } from '../../src/engine';
 import { silentLogger } from '../../src/lib/logger';
 import { StatsStore } from '../../src/stats';
 import { descriptor, engineOf, limiterSettings, snapshotOf } from '../helpers/engine';
+import { MemcachedServer } from '../helpers/memcached-server';
 import { RedisServer } from '../helpers/redis-server';
-import { memoryFixture, redisFixture, type StoreFixture } from '../helpers/stores';
+import {
+  memcachedFixture,
+  memoryFixture,
+  redisFixture,
+  type StoreFixture,
+} from '../helpers/stores';
 import { SCENARIOS, START_MS } from './decision-scenarios';
 
 let redis: RedisServer;
+let memcached: MemcachedServer[] = [];
 
 beforeAll(async () => {
   redis = await RedisServer.start();
+  memcached = await Promise.all([MemcachedServer.start(), MemcachedServer.start()]);
 });
 
 afterAll(async () => {
   await redis.destroy();
+  for (const server of memcached) await server.stop();
 });
 
 const backends: [string, (clock: ManualClock) => Promise<StoreFixture>][] = [
   ['memory', (clock) => Promise.resolve(memoryFixture(clock))],
   ['redis', () => redisFixture(redis)],
+  ['memcached (two servers)', () => memcachedFixture(memcached)],
 ];
 
 describe.each(backends)('decisions on the %s backend', (_backend, make) => {

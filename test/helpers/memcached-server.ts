@@ -1,0 +1,149 @@
+// A real memcached on a free loopback port (optionally TLS), started and stopped by process id.
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import tls from 'node:tls';
+import { eventually } from './eventually';
+import { freePort } from './ports';
+
+export interface MemcachedServerOptions {
+  /** Use this port (for restarting a server on the same port). */
+  readonly port?: number;
+  /** Serve TLS only (`-Z`) with this certificate and key. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly caFile?: string };
+}
+
+/** What `mg` reports about a key. */
+export interface StoredItem {
+  readonly value: string;
+  /** Seconds left, or -1 for no expiry. */
+  readonly ttlSeconds: number;
+}
+
+export class MemcachedServer {
+  private process: ChildProcess | undefined;
+
+  private constructor(
+    readonly port: number,
+    private readonly options: MemcachedServerOptions,
+  ) {}
+
+  static async start(options: MemcachedServerOptions = {}): Promise<MemcachedServer> {
+    const server = new MemcachedServer(options.port ?? (await freePort()), options);
+    await server.launch();
+    return server;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  private async launch(): Promise<void> {
+    const args = ['-l', '127.0.0.1', '-p', String(this.port), '-U', '0', '-m', '16', '-t', '1'];
+    // memcached refuses to run as root unless told which user to be.
+    if (process.getuid?.() === 0) args.push('-u', 'root');
+    const t = this.options.tls;
+    if (t !== undefined) {
+      const extended = [`ssl_chain_cert=${t.certFile}`, `ssl_key=${t.keyFile}`];
+      if (t.caFile !== undefined) extended.push(`ssl_ca_cert=${t.caFile}`);
+      args.push('-Z', '-o', extended.join(','));
+    }
+    const child = spawn('memcached', args, { stdio: 'ignore' });
+    this.process = child;
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', (err) => {
+        reject(
+          new Error(
+            `cannot start memcached (is it installed? .ci/run installs it): ${err.message}`,
+          ),
+        );
+      });
+    });
+    await eventually(async () => (await this.command('version')).startsWith('VERSION'), {
+      what: `memcached on port ${this.port}`,
+    });
+  }
+
+  /** Sends one text-protocol command and resolves with the reply up to its terminator. */
+  command(line: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket: net.Socket =
+        this.options.tls === undefined
+          ? net.connect({ host: '127.0.0.1', port: this.port })
+          : tls.connect({ host: '127.0.0.1', port: this.port, rejectUnauthorized: false });
+      let reply = '';
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`memcached on port ${this.port} did not answer ${line}`));
+      }, 2000);
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        reply += chunk;
+        if (isComplete(reply)) {
+          clearTimeout(timer);
+          socket.end();
+          resolve(reply);
+        }
+      });
+      socket.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      socket.write(`${line}\r\n`);
+    });
+  }
+
+  /** The item under `key` as this server holds it, or undefined when absent. */
+  async item(key: string): Promise<StoredItem | undefined> {
+    const reply = await this.command(`mg ${key} v t`);
+    if (reply.startsWith('EN')) return undefined;
+    const match = /^VA \d+ t(-?\d+)\r\n([^\r]*)\r\n/.exec(reply);
+    if (match === null) throw new Error(`unexpected mg reply: ${JSON.stringify(reply)}`);
+    return { value: match[2] ?? '', ttlSeconds: Number(match[1]) };
+  }
+
+  /** Stores a value as the reference's client would (text protocol `add`). */
+  async add(key: string, value: string, ttlSeconds: number): Promise<string> {
+    return (await this.command(`add ${key} 0 ${ttlSeconds} ${value.length}\r\n${value}`)).trim();
+  }
+
+  /** Freezes the process (SIGSTOP): connections stay open but nothing answers. */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.process?.kill('SIGCONT');
+  }
+
+  /** Stops the server by its process id and waits for it to exit. */
+  async stop(): Promise<void> {
+    const child = this.process;
+    this.process = undefined;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => {
+        resolve();
+      });
+      child.kill('SIGKILL');
+    });
+  }
+
+  /** Starts the server again on the same port, empty. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.launch();
+  }
+}
+
+function isComplete(reply: string): boolean {
+  if (!reply.endsWith('\r\n')) return false;
+  const va = /^VA (\d+)/.exec(reply);
+  if (va === null) return true;
+  const header = reply.indexOf('\r\n');
+  return reply.length >= header + 2 + Number(va[1]) + 2;
+}
