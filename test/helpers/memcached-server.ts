@@ -1,5 +1,6 @@
 // A real memcached on a free loopback port (optionally TLS), started and stopped by process id.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import { eventually } from './eventually';
@@ -9,7 +10,15 @@ export interface MemcachedServerOptions {
   /** Use this port (for restarting a server on the same port). */
   readonly port?: number;
   /** Serve TLS only (`-Z`) with this certificate and key. */
-  readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly caFile?: string };
+  readonly tls?: {
+    readonly certFile: string;
+    readonly keyFile: string;
+    /** Verifies client certificates against this CA. */
+    readonly caFile?: string;
+    /** Refuses clients that present no certificate (ssl_verify_mode=2); the helper's own
+     * commands then present this one. */
+    readonly requireClientCert?: { readonly certFile: string; readonly keyFile: string };
+  };
 }
 
 /** What `mg` reports about a key. */
@@ -49,6 +58,7 @@ export class MemcachedServer {
     if (t !== undefined) {
       const extended = [`ssl_chain_cert=${t.certFile}`, `ssl_key=${t.keyFile}`];
       if (t.caFile !== undefined) extended.push(`ssl_ca_cert=${t.caFile}`);
+      if (t.requireClientCert !== undefined) extended.push('ssl_verify_mode=2');
       args.push('-Z', '-o', extended.join(','));
     }
     const child = spawn('memcached', args, { stdio: 'ignore' });
@@ -74,7 +84,12 @@ export class MemcachedServer {
       const socket: net.Socket =
         this.options.tls === undefined
           ? net.connect({ host: '127.0.0.1', port: this.port })
-          : tls.connect({ host: '127.0.0.1', port: this.port, rejectUnauthorized: false });
+          : tls.connect({
+              host: '127.0.0.1',
+              port: this.port,
+              rejectUnauthorized: false,
+              ...clientCertificate(this.options.tls.requireClientCert),
+            });
       let reply = '';
       const timer = setTimeout(() => {
         socket.destroy();
@@ -138,6 +153,13 @@ export class MemcachedServer {
     await this.stop();
     await this.launch();
   }
+}
+
+function clientCertificate(
+  files: { readonly certFile: string; readonly keyFile: string } | undefined,
+): tls.ConnectionOptions {
+  if (files === undefined) return {};
+  return { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
 }
 
 function isComplete(reply: string): boolean {
