@@ -66,7 +66,8 @@ it('decides on counts kept on the server CRC-32 of the key names', async () => {
   const user = `u${run}`;
   const request = rlsRequest('mc', [[['user', user]]]);
   const codes: string[] = [];
-  for (let i = 0; i < 4; i++) codes.push((await client.shouldRateLimit(request)).overallCode);
+  for (let i = 0; i < 4; i++)
+    codes.push(String((await client.shouldRateLimit(request)).overallCode));
   expect(codes).toEqual(['OK', 'OK', 'OK', 'OVER_LIMIT']);
   const { key, server } = keyOf(user);
   expect((await server.item(key))?.value).toBe('4');
@@ -86,7 +87,7 @@ function callsInBackground(request: unknown): {
       calls += 1;
       let outcome: string;
       try {
-        outcome = (await client.shouldRateLimit(request)).overallCode;
+        outcome = String((await client.shouldRateLimit(request)).overallCode);
       } catch (err: unknown) {
         outcome = `status ${String((err as { code?: unknown }).code)}`;
       }
