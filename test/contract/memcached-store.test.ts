@@ -1,12 +1,13 @@
 // memcached-only behaviour: the reference's server choice and data, refused keys, outages, SRV.
 import { silentLogger } from '../../src/lib/logger';
 import { StatsStore } from '../../src/stats';
-import { MemcachedCounterStore, StoreError, type CounterIncrement } from '../../src/store';
+import { MemcachedCounterStore, StoreError } from '../../src/store';
 import { crc32 } from '../../src/store/memcached/server-selection';
 import type { SrvRecord } from '../../src/store/memcached/srv';
 import { eventually } from '../helpers/eventually';
 import { MemcachedServer } from '../helpers/memcached-server';
 import { memcacheSettings } from '../helpers/memcached-settings';
+import { inc, rejection } from '../helpers/store-calls';
 
 let servers: MemcachedServer[] = [];
 const run = `${process.pid}_${Date.now()}`;
@@ -18,24 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const server of servers) await server.stop();
 });
-
-const inc = (key: string, hits = 1, ttlSeconds = 60): CounterIncrement => ({
-  key,
-  hits,
-  ttlSeconds,
-  isPerSecond: false,
-  isNegative: false,
-});
-
-async function rejection(promise: Promise<unknown>): Promise<StoreError> {
-  try {
-    await promise;
-  } catch (err: unknown) {
-    if (err instanceof StoreError) return err;
-    throw err;
-  }
-  throw new Error('expected a StoreError');
-}
 
 async function openStore(
   env: Record<string, string>,

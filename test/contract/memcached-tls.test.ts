@@ -4,6 +4,7 @@ import { MemcachedCounterStore, StoreError } from '../../src/store';
 import { makeCertificates, type Certificates } from '../helpers/certs';
 import { MemcachedServer } from '../helpers/memcached-server';
 import { memcacheSettings } from '../helpers/memcached-settings';
+import { inc } from '../helpers/store-calls';
 
 let certs: Certificates;
 let server: MemcachedServer;
@@ -20,14 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
   certs.destroy();
-});
-
-const inc = (key: string) => ({
-  key,
-  hits: 1,
-  ttlSeconds: 60,
-  isPerSecond: false,
-  isNegative: false,
 });
 
 function open(env: Record<string, string>): Promise<MemcachedCounterStore> {

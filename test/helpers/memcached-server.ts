@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
+import { killAndWait } from './child-process';
 import { eventually } from './eventually';
 import { freePort } from './ports';
 
@@ -139,13 +140,7 @@ export class MemcachedServer {
   async stop(): Promise<void> {
     const child = this.process;
     this.process = undefined;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => {
-        resolve();
-      });
-      child.kill('SIGKILL');
-    });
+    await killAndWait(child);
   }
 
   /** Starts the server again on the same port, empty. */

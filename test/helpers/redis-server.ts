@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { killAndWait } from './child-process';
 import { eventually } from './eventually';
 import { freePort } from './ports';
 
@@ -100,13 +101,7 @@ export class RedisServer {
   async stop(): Promise<void> {
     const child = this.process;
     this.process = undefined;
-    if (child === undefined || child.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => {
-        resolve();
-      });
-      child.kill('SIGKILL');
-    });
+    await killAndWait(child);
   }
 
   /** Starts the server again on the same port, empty. */
