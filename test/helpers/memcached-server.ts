@@ -1,11 +1,11 @@
-// A real memcached on a free loopback port (optionally TLS), started and stopped by process id.
+// A real memcached on a loopback port (optionally TLS), started and stopped by process id.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import { killAndWait } from './child-process';
 import { eventually } from './eventually';
-import { freePort } from './ports';
+import { unusedPort } from './ports';
 
 export interface MemcachedServerOptions {
   /** Use this port (for restarting a server on the same port). */
@@ -29,18 +29,36 @@ export interface StoredItem {
   readonly ttlSeconds: number;
 }
 
+/** Ports tried before giving up when each turns out taken by the time memcached binds it. */
+const BIND_ATTEMPTS = 5;
+
+/**
+ * memcached cannot bind port 0 and report it (port 0 turns TCP off), so, as for redis-server,
+ * a port is chosen free and a bind that loses the race is retried on another port.
+ */
 export class MemcachedServer {
   private process: ChildProcess | undefined;
 
   private constructor(
-    readonly port: number,
+    private currentPort: number,
     private readonly options: MemcachedServerOptions,
   ) {}
 
   static async start(options: MemcachedServerOptions = {}): Promise<MemcachedServer> {
-    const server = new MemcachedServer(options.port ?? (await freePort()), options);
-    await server.launch();
-    return server;
+    const server = new MemcachedServer(options.port ?? (await unusedPort()), options);
+    for (let attempt = 1; ; attempt++) {
+      const output = await server.launch();
+      if (output === undefined) return server;
+      const isTaken = /address already in use/i.test(output);
+      if (!isTaken || options.port !== undefined || attempt >= BIND_ATTEMPTS) {
+        throw new Error(`memcached on port ${server.port} exited before serving:\n${output}`);
+      }
+      server.currentPort = await unusedPort();
+    }
+  }
+
+  get port(): number {
+    return this.currentPort;
   }
 
   get address(): string {
@@ -51,7 +69,7 @@ export class MemcachedServer {
     return this.process?.pid;
   }
 
-  private async launch(): Promise<void> {
+  private args(): string[] {
     const args = ['-l', '127.0.0.1', '-p', String(this.port), '-U', '0', '-m', '16', '-t', '1'];
     // memcached refuses to run as root unless told which user to be.
     if (process.getuid?.() === 0) args.push('-u', 'root');
@@ -62,8 +80,21 @@ export class MemcachedServer {
       if (t.requireClientCert !== undefined) extended.push('ssl_verify_mode=2');
       args.push('-Z', '-o', extended.join(','));
     }
-    const child = spawn('memcached', args, { stdio: 'ignore' });
+    return args;
+  }
+
+  /** Starts memcached; resolves undefined once it answers, or with its output if it exited. */
+  private async launch(): Promise<string | undefined> {
+    const child = spawn('memcached', this.args(), { stdio: ['ignore', 'pipe', 'pipe'] });
     this.process = child;
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const closed = new Promise<void>((resolve) => {
+      child.once('close', () => {
+        resolve();
+      });
+    });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err) => {
@@ -74,9 +105,17 @@ export class MemcachedServer {
         );
       });
     });
-    await eventually(async () => (await this.command('version')).startsWith('VERSION'), {
-      what: `memcached on port ${this.port}`,
-    });
+    const state = await eventually(
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return 'exited';
+        return (await this.command('version')).startsWith('VERSION') && 'serving';
+      },
+      { what: `memcached on port ${this.port}` },
+    );
+    if (state === 'serving') return undefined;
+    await closed;
+    this.process = undefined;
+    return output;
   }
 
   /** Sends one text-protocol command and resolves with the reply up to its terminator. */
@@ -146,7 +185,10 @@ export class MemcachedServer {
   /** Starts the server again on the same port, empty. */
   async restart(): Promise<void> {
     await this.stop();
-    await this.launch();
+    const output = await this.launch();
+    if (output !== undefined) {
+      throw new Error(`memcached on port ${this.port} did not start again:\n${output}`);
+    }
   }
 }
 

@@ -11,7 +11,7 @@ import {
   parseDockerfile,
   type Stage,
 } from '../../helpers/deploy/dockerfile';
-import { freePort } from '../../helpers/ports';
+import { unusedPort } from '../../helpers/ports';
 import { ServiceProcess } from '../../helpers/service-process';
 
 const stages = parseDockerfile(readFileSync(path.join(ROOT, 'deploy', 'Dockerfile'), 'utf8'));
@@ -179,7 +179,7 @@ describe('deploy/Dockerfile', () => {
       expect(healthcheck({ HOST: '0.0.0.0', PORT: String(service.ports.http) }).status).toBe(0);
       const refused = healthcheck({ PORT: String(unhealthy.ports.http) });
       expect(refused).toEqual({ status: 1, stderr: expect.stringContaining('answered 500') });
-      const closed = healthcheck({ PORT: String(await freePort()) });
+      const closed = healthcheck({ PORT: String(await unusedPort()) });
       expect(closed).toEqual({ status: 1, stderr: expect.stringContaining('ECONNREFUSED') });
     } finally {
       await service.stop();

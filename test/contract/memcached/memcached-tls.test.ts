@@ -1,10 +1,10 @@
 // MEMCACHE_TLS against memcached serving TLS only (-Z), with certificates made by openssl.
-import { silentLogger } from '../../src/lib/logger';
-import { MemcachedCounterStore, StoreError } from '../../src/store';
-import { makeCertificates, type Certificates } from '../helpers/certs';
-import { MemcachedServer } from '../helpers/memcached-server';
-import { memcacheSettings } from '../helpers/memcached-settings';
-import { inc } from '../helpers/store-calls';
+import { silentLogger } from '../../../src/lib/logger';
+import { MemcachedCounterStore, StoreError } from '../../../src/store';
+import { makeCertificates, type Certificates } from '../../helpers/certs';
+import { MemcachedServer } from '../../helpers/memcached-server';
+import { memcacheSettings } from '../../helpers/memcached-settings';
+import { inc } from '../../helpers/store-calls';
 
 let certs: Certificates;
 let server: MemcachedServer;
