@@ -31,6 +31,7 @@ export class MemcachedIoError extends Error {
 
 interface Pending {
   readonly opaque: number;
+  /** On the monotonic clock (performance.now()): wall-clock jumps do not move deadlines. */
   readonly deadlineMs: number;
   readonly onResponse: (response: MemcachedResponse) => void;
   readonly onError: (err: Error) => void;
@@ -85,7 +86,7 @@ export class MemcachedConnection {
     request.writeUInt32BE(opaque, 12);
     this.pending.push({
       opaque,
-      deadlineMs: Date.now() + this.target.timeoutMs,
+      deadlineMs: performance.now() + this.target.timeoutMs,
       onResponse,
       onError,
     });
@@ -155,7 +156,7 @@ export class MemcachedConnection {
     this.timer = undefined;
     const head = this.pending[0];
     if (head === undefined) return;
-    const left = head.deadlineMs - Date.now();
+    const left = head.deadlineMs - performance.now();
     if (left > 0) {
       this.armTimer(left);
       return;
