@@ -49,6 +49,9 @@ export function memcacheBackend(
       message: `${JSON.stringify(m.SRV)} is not valid; accepted: an SRV name _service._proto.name`,
     });
   }
+  if (m.TIMEOUT <= 0) {
+    problems.push({ setting: 'MEMCACHE_TIMEOUT', message: 'must be longer than 0' });
+  }
   if (m.TLS && (m.TLS_CLIENT_CERT === '') !== (m.TLS_CLIENT_KEY === '')) {
     problems.push({
       setting: 'MEMCACHE_TLS_CLIENT_CERT',
@@ -62,6 +65,7 @@ export function memcacheBackend(
     srv: optional(m.SRV),
     srvRefreshMs: m.SRV_REFRESH,
     maxIdleConns: m.MAX_IDLE_CONNS,
+    timeoutMs: m.TIMEOUT,
     tls: m.TLS
       ? {
           certFile: optional(m.TLS_CLIENT_CERT),

@@ -150,6 +150,8 @@ export const SCHEMA = {
     SRV: str(),
     SRV_REFRESH: duration('0'),
     MAX_IDLE_CONNS: int(2),
+    // Not a setting of the reference, whose client waits 500 ms: the same default here.
+    TIMEOUT: duration('500ms'),
     TLS: bool(false),
     TLS_CLIENT_CERT: str(),
     TLS_CLIENT_KEY: str(),

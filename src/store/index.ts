@@ -3,4 +3,4 @@ export type { CounterStore, CounterIncrement, CounterRead, BackendName } from '.
 export { StoreError } from './errors';
 export { MemoryCounterStore } from './memory/memory-store';
 export { RedisCounterStore } from './redis/redis-store';
-export { MemcachedCounterStore, MEMCACHED_TIMEOUT_MS } from './memcached/memcached-store';
+export { MemcachedCounterStore } from './memcached/memcached-store';

@@ -95,7 +95,12 @@ export async function memcachedFixture(
   env: Record<string, string> = {},
 ): Promise<StoreFixture & { store: MemcachedCounterStore }> {
   const store = await MemcachedCounterStore.open(
-    memcacheSettings({ MEMCACHE_HOST_PORT: servers.map((s) => s.address).join(','), ...env }),
+    memcacheSettings({
+      MEMCACHE_HOST_PORT: servers.map((s) => s.address).join(','),
+      // Generous, so a loaded machine does not fail a call; the timeout has its own test.
+      MEMCACHE_TIMEOUT: '5s',
+      ...env,
+    }),
     { logger: silentLogger },
   );
   const find = async (key: string): Promise<{ value: string; ttlSeconds: number } | undefined> => {

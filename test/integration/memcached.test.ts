@@ -39,6 +39,8 @@ beforeAll(async () => {
       BACKEND_TYPE: 'altcache',
       ALTCACHE_HOST_PORT: servers.map((s) => s.address).join(','),
       CACHE_KEY_PREFIX: `it${run}_`,
+      // Generous, so a loaded machine does not fail a call; a stopped server fails at once.
+      MEMCACHE_TIMEOUT: '5s',
     },
   });
   cleanup(() => service.stop());

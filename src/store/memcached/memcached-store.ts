@@ -13,12 +13,6 @@ import { MemcachedReplyError, type ServerSet } from './server-set';
 import { dnsSrvResolver, type SrvResolver } from './srv';
 import { memcachedTlsOptions } from './tls-options';
 
-/**
- * How long a request waits for a memcached answer (connecting included) before it fails:
- * the default of the reference's client, which the reference does not change.
- */
-export const MEMCACHED_TIMEOUT_MS = 500;
-
 /** memcached reads an expiry above 30 days as a Unix time, not as seconds from now. */
 const MAX_RELATIVE_EXPIRY_SECONDS = 60 * 60 * 24 * 30;
 
@@ -34,7 +28,6 @@ export interface MemcachedStoreOptions {
   readonly clock?: Clock;
   /** SRV lookups; DNS unless a test injects another. */
   readonly resolver?: SrvResolver;
-  readonly timeoutMs?: number;
 }
 
 interface OpCounters {
@@ -110,7 +103,7 @@ export class MemcachedCounterStore implements CounterStore {
         srvRefreshMs: settings.srvRefreshMs,
         // As the reference's client: less than one means its default of 2.
         connectionsPerServer: settings.maxIdleConns > 0 ? settings.maxIdleConns : 2,
-        timeoutMs: options.timeoutMs ?? MEMCACHED_TIMEOUT_MS,
+        timeoutMs: settings.timeoutMs,
         tls,
         resolver: options.resolver ?? dnsSrvResolver,
         logger: options.logger,

@@ -25,7 +25,12 @@ afterAll(async () => {
 
 function open(env: Record<string, string>): Promise<MemcachedCounterStore> {
   return MemcachedCounterStore.open(
-    memcacheSettings({ MEMCACHE_HOST_PORT: server.address, MEMCACHE_TLS: 'true', ...env }),
+    memcacheSettings({
+      MEMCACHE_HOST_PORT: server.address,
+      MEMCACHE_TLS: 'true',
+      MEMCACHE_TIMEOUT: '5s',
+      ...env,
+    }),
     { logger: silentLogger },
   );
 }
@@ -95,6 +100,7 @@ it('presents the client certificate to a server that requires one', async () => 
     MEMCACHE_TLS: 'true',
     MEMCACHE_TLS_CACERT: certs.caCert,
     MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: 'true',
+    MEMCACHE_TIMEOUT: '5s',
     ...extra,
   });
   try {

@@ -19,6 +19,7 @@ describe('memcache settings', () => {
         MEMCACHE_SRV: '_memcache._tcp.cache.example',
         MEMCACHE_SRV_REFRESH: '30s',
         MEMCACHE_MAX_IDLE_CONNS: '4',
+        MEMCACHE_TIMEOUT: '250ms',
         MEMCACHE_TLS: 'true',
         MEMCACHE_TLS_CACERT: '/ca.pem',
         MEMCACHE_TLS_CLIENT_CERT: '/c.pem',
@@ -31,6 +32,7 @@ describe('memcache settings', () => {
       srv: '_memcache._tcp.cache.example',
       srvRefreshMs: 30_000,
       maxIdleConns: 4,
+      timeoutMs: 250,
       tls: {
         caFile: '/ca.pem',
         certFile: '/c.pem',
@@ -60,6 +62,10 @@ describe('memcache settings', () => {
     [
       { MEMCACHE_HOST_PORT: 'a:70000' },
       'MEMCACHE_HOST_PORT: "a:70000" is not valid; accepted: a comma-separated list of host:port',
+    ],
+    [
+      { MEMCACHE_HOST_PORT: 'a:1', MEMCACHE_TIMEOUT: '0' },
+      'MEMCACHE_TIMEOUT: must be longer than 0',
     ],
     [
       { MEMCACHE_SRV: 'cache.example' },

@@ -162,6 +162,7 @@ describe('aliases', () => {
       srv: undefined,
       srvRefreshMs: 0,
       maxIdleConns: 2,
+      timeoutMs: 500,
       tls: undefined,
     });
   });
