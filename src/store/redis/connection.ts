@@ -1,6 +1,7 @@
 // Builds and opens one ioredis client from the settings of one Redis instance.
 import { describeError } from '../../lib/errors';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { backOff } from 'exponential-backoff';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../lib/logger';
@@ -100,7 +101,10 @@ export async function connectWithBackoff(
   startup: StartupBackoff,
   logger: Logger,
 ): Promise<void> {
-  const startedAt = Date.now();
+  // The waits between attempts are real timers, so the time they add up to is measured on
+  // the monotonic clock they run on: an injected test clock stands still meanwhile, and the
+  // wall clock may be stepped.
+  const startedAt = performance.now();
   const target = describeInstance(instance);
   // connect() rejects with a bare "Connection is closed."; the cause arrives as an 'error' event
   // (on later attempts sometimes not at all, so the last one seen is kept).
@@ -127,7 +131,7 @@ export async function connectWithBackoff(
         timeMultiple: 2,
         jitter: 'none',
         retry: (err: unknown, attempt: number) => {
-          const elapsed = Date.now() - startedAt;
+          const elapsed = performance.now() - startedAt;
           const message = describeError(err);
           if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
             logger.error('giving up connecting to redis', {
