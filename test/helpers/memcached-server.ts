@@ -1,9 +1,9 @@
 // A real memcached on a loopback port (optionally TLS), started and stopped by process id.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
-import { killAndWait } from './child-process';
+import { killAndWait, spawnServer } from './child-process';
 import { eventually } from './eventually';
 import { unusedPort } from './ports';
 
@@ -85,26 +85,8 @@ export class MemcachedServer {
 
   /** Starts memcached; resolves undefined once it answers, or with its output if it exited. */
   private async launch(): Promise<string | undefined> {
-    const child = spawn('memcached', this.args(), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, output, closed } = await spawnServer('memcached', this.args());
     this.process = child;
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const closed = new Promise<void>((resolve) => {
-      child.once('close', () => {
-        resolve();
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', (err) => {
-        reject(
-          new Error(
-            `cannot start memcached (is it installed? .ci/run installs it): ${err.message}`,
-          ),
-        );
-      });
-    });
     const state = await eventually(
       async () => {
         if (child.exitCode !== null || child.signalCode !== null) return 'exited';
@@ -115,7 +97,7 @@ export class MemcachedServer {
     if (state === 'serving') return undefined;
     await closed;
     this.process = undefined;
-    return output;
+    return output();
   }
 
   /** Sends one text-protocol command and resolves with the reply up to its terminator. */
