@@ -1,4 +1,4 @@
-// Counter backends behind one seam: memory, Redis (and later memcached), chosen by createStore.
+// Counter backends behind one seam: memory, Redis and memcached, chosen by createStore.
 export type {
   CounterStore,
   CounterIncrement,
@@ -12,5 +12,6 @@ export type {
 export { StoreError } from './errors';
 export { MemoryCounterStore } from './memory/memory-store';
 export { RedisCounterStore } from './redis/redis-store';
+export { MemcachedCounterStore } from './memcached/memcached-store';
 export { createStore, STORE_OPENERS } from './create-store';
 export type { StoreDeps } from './store-deps';
