@@ -4,7 +4,17 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from '../../lib/logger';
 import type { RedisBackendSettings, RedisInstanceSettings } from '../../settings';
 import { STAT, type Counter, type Gauge } from '../../stats';
-import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+import type {
+  CounterIncrement,
+  CounterRead,
+  CounterStore,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from '../counter-store';
+import { TOKEN_BUCKET_LUA } from '../token-bucket';
+import { SlidingWindowOp, tokenBucketArgs, TokenBucketOp } from './algorithm-ops';
 import { StoreError } from '../errors';
 import { PipelineBatcher, type PipelineOp } from './batcher';
 import { connectWithBackoff, createClient, describeInstance } from './connection';
@@ -174,10 +184,25 @@ class Instance {
       this.batcher.submit(new ReadOp(keys, resolve, reject));
     });
   }
+
+  slidingWindow(items: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
+    return new Promise((resolve, reject) => {
+      this.batcher.submit(new SlidingWindowOp(items, resolve, reject, storeError));
+    });
+  }
+
+  tokenBucket(items: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
+    const reload = (item: TokenBucketChange): Promise<unknown> =>
+      this.client.eval(TOKEN_BUCKET_LUA, 1, item.key, ...tokenBucketArgs(item));
+    return new Promise((resolve, reject) => {
+      this.batcher.submit(new TokenBucketOp(items, resolve, reject, storeError, reload));
+    });
+  }
 }
 
 export class RedisCounterStore implements CounterStore {
   readonly backend = 'redis' as const;
+  readonly unsupported = Object.freeze({});
   private readonly listeners: ((isConnected: boolean) => void)[] = [];
   private lastConnected = false;
 
@@ -270,11 +295,26 @@ export class RedisCounterStore implements CounterStore {
     return this.split(keys, (instance, items) => instance.read(items.map((k) => k.key)));
   }
 
+  slidingWindow(batch: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
+    if (this.perSecond === undefined || !batch.some((i) => i.current.isPerSecond)) {
+      return this.main.slidingWindow(batch);
+    }
+    const items = batch.map((change) => ({ change, isPerSecond: change.current.isPerSecond }));
+    return this.split(items, (instance, part) => instance.slidingWindow(part.map((p) => p.change)));
+  }
+
+  tokenBucket(batch: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
+    if (this.perSecond === undefined || !batch.some((i) => i.isPerSecond)) {
+      return this.main.tokenBucket(batch);
+    }
+    return this.split(batch, (instance, items) => instance.tokenBucket(items));
+  }
+
   /** Sends each item to its instance and puts the answers back in the original order. */
-  private async split<T extends { readonly isPerSecond: boolean }>(
+  private async split<T extends { readonly isPerSecond: boolean }, R>(
     items: readonly T[],
-    run: (instance: Instance, items: T[]) => Promise<number[]>,
-  ): Promise<number[]> {
+    run: (instance: Instance, items: T[]) => Promise<R[]>,
+  ): Promise<R[]> {
     const mainItems: T[] = [];
     const secondItems: T[] = [];
     for (const item of items)
@@ -285,11 +325,12 @@ export class RedisCounterStore implements CounterStore {
     ]);
     let m = 0;
     let s = 0;
-    return items.map((item) =>
-      this.instanceFor(item.isPerSecond) === this.main
-        ? (mainValues[m++] ?? 0)
-        : (secondValues[s++] ?? 0),
-    );
+    return items.map((item) => {
+      const value =
+        this.instanceFor(item.isPerSecond) === this.main ? mainValues[m++] : secondValues[s++];
+      if (value === undefined) throw new StoreError('redis', 'an answer is missing', true);
+      return value;
+    });
   }
 
   isConnected(): boolean {
