@@ -100,7 +100,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     });
     parts.store = store;
     const engine = createEngine(settings, { store, stats, clock, logger });
-    const provider = options.provider ?? createProvider(settings, stats, logger);
+    const provider = options.provider ?? createProvider(settings, store, { stats, logger });
     parts.provider = provider;
     await followConfig(provider, settings.config, { engine, health, stats, logger });
     const listeners = await createListeners({
@@ -173,11 +173,18 @@ function providerFor<K extends keyof SourceOf>(
   return create(source, deps);
 }
 
-function createProvider(settings: Settings, stats: StatsStore, logger: Logger): ConfigProvider {
+/** The configuration source; what it loads is compiled for the store in use. */
+function createProvider(
+  settings: Settings,
+  store: CounterStore,
+  { stats, logger }: { stats: StatsStore; logger: Logger },
+): ConfigProvider {
   const compile = {
     stats,
     mergeDomainConfig: settings.config.mergeDomainConfig,
     sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
+    // Rules the backend cannot count are refused with the file, not failed at request time.
+    backend: { name: settings.backend.type, unsupported: store.unsupported },
   };
   return providerFor(settings.config.source, { compile, stats, logger });
 }

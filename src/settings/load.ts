@@ -32,7 +32,7 @@ export function loadSettings(env: Environment = process.env): Settings {
       problems,
     ),
     backend: backendSettings(raw, problems),
-    limiter: limiterSettings(raw.limiter),
+    limiter: limiterSettings(raw.limiter, problems),
     tracing: tracingSettings(raw.tracing),
   };
   if (problems.length > 0) throw new SettingsError(problems);

@@ -202,6 +202,11 @@ export interface LimiterSettings {
   readonly globalShadowMode: boolean;
   readonly globalQuotaMode: boolean;
   readonly responseDynamicMetadata: boolean;
+  /**
+   * LIMIT_RESPONSE_HEADERS_FORMAT: `legacy` writes the three headers of the closest limit (as the
+   * reference), `ietf` the RateLimit-Policy and RateLimit fields listing every limit.
+   */
+  readonly headersFormat: 'legacy' | 'ietf';
   readonly responseHeaders: HeaderNames & { readonly perUnit: boolean };
   readonly requestHeaders: HeaderNames;
 }
