@@ -37,7 +37,7 @@ import {
   type StatsSink,
   type StatsStore,
 } from './stats';
-import { createStore, type CounterStore } from './store';
+import { breakerGuard, createStore, type CounterStore } from './store';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -86,6 +86,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const stats = statistics.store;
   const health = new HealthState({
     requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
+    breakerAffectsHealth:
+      settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection,
   });
   const parts: Parts = { health, statistics };
   const stop = shutdownSequence(parts);
@@ -97,6 +99,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       reportHealth: (isConnected) => {
         health.set('backend', isConnected);
       },
+      guard: breakerGuard(settings.breaker, {
+        clock,
+        logger,
+        stats,
+        report: (instance, state) => {
+          health.setBreaker(instance, state);
+        },
+      }),
     });
     parts.store = store;
     const engine = createEngine(settings, { store, stats, clock, logger });

@@ -7,7 +7,7 @@ import type { StatsStore } from '../../stats';
 export interface DebugSources {
   readonly snapshot: () => ConfigSnapshot | undefined;
   readonly stats: StatsStore;
-  readonly health: () => Readonly<Record<string, boolean>>;
+  readonly health: () => Readonly<Record<string, boolean | string>>;
 }
 
 /** One path of the debug listener; `/` lists every path with its help. */

@@ -220,6 +220,8 @@ export class RedisCounterStore implements CounterStore {
     settings: RedisBackendSettings,
     logger: Logger,
     stats?: PoolStatsSource,
+    /** The store is the per-second instance alone (its statistics are redis_per_second_pool). */
+    options: { readonly isPerSecondOnly?: boolean } = {},
   ): Promise<RedisCounterStore> {
     const holder: { store?: RedisCounterStore } = {};
     const onChange = (): void => holder.store?.connectionChanged();
@@ -232,7 +234,10 @@ export class RedisCounterStore implements CounterStore {
           error: err.message,
         });
       });
-      const pool = instance === settings.perSecond ? 'redis_per_second_pool' : 'redis_pool';
+      const pool =
+        options.isPerSecondOnly === true || instance === settings.perSecond
+          ? 'redis_per_second_pool'
+          : 'redis_pool';
       return new Instance(
         instance,
         client,
