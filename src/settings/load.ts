@@ -5,10 +5,10 @@ import { map as mapField } from './fields';
 import { namesFor } from './aliases';
 import { SettingsError, type SettingsProblem } from './errors';
 import { NOT_BUILT } from './not-built';
+import { redisIam, redisModeProblems, redisTls } from './redis-modes';
 import { SCHEMA, type Group, type RawSettings } from './schema';
 import type {
   BackendSettings,
-  ClientTlsSettings,
   MogrifierSettings,
   RedisAuthSettings,
   RedisInstanceSettings,
@@ -121,16 +121,7 @@ function redisInstance(
       message: `${describeValue(url)} is not valid for ${prefix}TYPE sentinel; accepted: master-name,host:port[,host:port...]`,
     });
   }
-  let tls: ClientTlsSettings | undefined;
-  if (raw.TLS) {
-    tls = {
-      certFile: optional(raw.TLS_CLIENT_CERT),
-      keyFile: optional(raw.TLS_CLIENT_KEY),
-      caFile: optional(raw.TLS_CACERT),
-      serverName: undefined,
-      skipHostnameVerification: raw.TLS_SKIP_HOSTNAME_VERIFICATION,
-    };
-  }
+  problems.push(...redisModeProblems(raw, prefix, url, socketType));
   return {
     settingPrefix: prefix,
     socketType,
@@ -139,13 +130,14 @@ function redisInstance(
     poolSize: raw.POOL_SIZE,
     auth: raw.AUTH_FILE !== '' ? { kind: 'file', path: raw.AUTH_FILE } : parseAuth(raw.AUTH),
     sentinelAuth: parseAuth(raw.SENTINEL_AUTH),
-    tls,
+    tls: redisTls(raw, url),
     pipelineWindowMs: raw.PIPELINE_WINDOW,
     clusterPipelineParallelism: raw.CLUSTER_PIPELINE_PARALLELISM,
     timeoutMs: raw.TIMEOUT,
     poolOnEmptyBehavior: raw.POOL_ON_EMPTY_BEHAVIOR,
     poolOnEmptyWaitMs: raw.POOL_ON_EMPTY_WAIT_DURATION,
     closeConnectionOnReadonlyError: raw.CLOSE_CONNECTION_ON_READONLY_ERROR,
+    iam: redisIam(raw),
   };
 }
 

@@ -9,9 +9,6 @@ export interface NotBuilt {
   readonly capability: string;
 }
 
-// Redis settings ask for nothing while another backend is chosen (the reference ignores them too).
-const redisChosen = (raw: RawSettings): boolean => raw.limiter.BACKEND_TYPE === 'redis';
-
 const whenTrue =
   (pick: (raw: RawSettings) => boolean) =>
   (raw: RawSettings): string | undefined =>
@@ -26,43 +23,6 @@ export const NOT_BUILT: readonly NotBuilt[] = [
     setting: 'BACKEND_TYPE',
     asked: (raw) => (raw.limiter.BACKEND_TYPE === 'memcache' ? 'memcache' : undefined),
     capability: 'the memcached backend',
-  },
-  {
-    setting: 'REDIS_TYPE',
-    asked: (raw) => (!redisChosen(raw) || raw.redis.TYPE === 'single' ? undefined : raw.redis.TYPE),
-    capability: 'Redis sentinel and cluster modes',
-  },
-  {
-    setting: 'REDIS_PERSECOND_TYPE',
-    asked: (raw) =>
-      redisChosen(raw) && raw.redisCommon.PERSECOND && raw.redisPerSecond.TYPE !== 'single'
-        ? raw.redisPerSecond.TYPE
-        : undefined,
-    capability: 'Redis sentinel and cluster modes',
-  },
-  {
-    setting: 'REDIS_TLS',
-    asked: whenTrue((raw) => redisChosen(raw) && raw.redis.TLS),
-    capability: 'TLS to Redis',
-  },
-  {
-    setting: 'REDIS_PERSECOND_TLS',
-    asked: whenTrue(
-      (raw) => redisChosen(raw) && raw.redisCommon.PERSECOND && raw.redisPerSecond.TLS,
-    ),
-    capability: 'TLS to Redis',
-  },
-  {
-    setting: 'REDIS_AWS_IAM_AUTH',
-    asked: whenTrue((raw) => redisChosen(raw) && raw.redis.AWS_IAM_AUTH),
-    capability: 'cloud identity (AWS IAM) authentication to Redis',
-  },
-  {
-    setting: 'REDIS_PERSECOND_AWS_IAM_AUTH',
-    asked: whenTrue(
-      (raw) => redisChosen(raw) && raw.redisCommon.PERSECOND && raw.redisPerSecond.AWS_IAM_AUTH,
-    ),
-    capability: 'cloud identity (AWS IAM) authentication to Redis',
   },
   {
     setting: 'GRPC_SERVER_USE_TLS',

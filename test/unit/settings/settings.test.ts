@@ -416,19 +416,10 @@ describe('capabilities not built yet are refused, never ignored', () => {
       'BACKEND_TYPE: "memcache" asks for the memcached backend',
     ],
     [
-      { REDIS_TYPE: 'cluster', REDIS_URL: 'a:1,b:2' },
-      'REDIS_TYPE: "cluster" asks for Redis sentinel and cluster modes',
-    ],
-    [{ REDIS_TLS: 'true' }, 'REDIS_TLS: "true" asks for TLS to Redis'],
-    [
       { GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_CERT: 'c', GRPC_SERVER_TLS_KEY: 'k' },
       'GRPC_SERVER_USE_TLS: "true" asks for TLS on the gRPC listener',
     ],
     [{ TRACING_ENABLED: 'true' }, 'TRACING_ENABLED: "true" asks for OTLP tracing'],
-    [
-      { REDIS_AWS_IAM_AUTH: 'true' },
-      'REDIS_AWS_IAM_AUTH: "true" asks for cloud identity (AWS IAM) authentication to Redis',
-    ],
   ])('%j', (env, start) => {
     const found = problems(env);
     expect(found).toHaveLength(1);
