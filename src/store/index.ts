@@ -3,3 +3,5 @@ export type { CounterStore, CounterIncrement, CounterRead, BackendName } from '.
 export { StoreError } from './errors';
 export { MemoryCounterStore } from './memory/memory-store';
 export { RedisCounterStore } from './redis/redis-store';
+export type { RedisStoreOptions } from './redis/redis-store';
+export type { AwsIdentity } from './redis/aws-identity';

@@ -155,7 +155,8 @@ export class Instance {
   }
 
   get isConnected(): boolean {
-    return this.isReady;
+    // The status, not the 'ready' event: a cluster announces it a tick after connect() resolves.
+    return this.handle.client.status === 'ready';
   }
 
   increment(items: readonly CounterIncrement[]): Promise<number[]> {
