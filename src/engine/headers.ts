@@ -1,8 +1,11 @@
 // RateLimit-* headers for the descriptor closest to its limit, and per unit.
 import type { Unit } from '../config';
+import type { LimiterSettings } from '../settings';
 import type { DescriptorStatus, HeaderValue } from './types';
 
-export interface HeaderSettings {
+const NO_HEADERS: readonly HeaderValue[] = Object.freeze([]);
+
+interface HeaderSettings {
   readonly limit: string;
   readonly remaining: string;
   readonly reset: string;
@@ -19,7 +22,7 @@ const UNIT_PLURAL: Readonly<Record<Unit, string>> = Object.freeze({
 });
 
 /** The three standard headers describing one status. */
-export function limitHeaders(status: DescriptorStatus, names: HeaderSettings): HeaderValue[] {
+function limitHeaders(status: DescriptorStatus, names: HeaderSettings): HeaderValue[] {
   const limit = status.currentLimit;
   if (limit === undefined) return [];
   return [
@@ -33,7 +36,7 @@ export function limitHeaders(status: DescriptorStatus, names: HeaderSettings): H
  * `<limit>-<Units>` and `<remaining>-<Units>` for the lowest remaining count of each unit,
  * in the order the units first appear.
  */
-export function perUnitHeaders(
+function perUnitHeaders(
   statuses: readonly DescriptorStatus[],
   names: HeaderSettings,
 ): HeaderValue[] {
@@ -56,4 +59,31 @@ export function perUnitHeaders(
     });
   }
   return out;
+}
+
+/**
+ * response_headers_to_add: the standard headers of the status closest to its limit
+ * (RESPONSE_HEADERS_ENABLED), then the per-unit ones (RESPONSE_HEADERS_PER_UNIT).
+ */
+export function responseHeaders(
+  settings: LimiterSettings,
+  closest: DescriptorStatus | undefined,
+  statuses: readonly DescriptorStatus[],
+): readonly HeaderValue[] {
+  const names = settings.responseHeaders;
+  if (!names.enabled && !names.perUnit) return NO_HEADERS;
+  const headers: HeaderValue[] = [];
+  if (names.enabled && closest !== undefined) headers.push(...limitHeaders(closest, names));
+  if (names.perUnit) headers.push(...perUnitHeaders(statuses, names));
+  return headers;
+}
+
+/** request_headers_to_add: the standard headers of the closest status, when enabled. */
+export function requestHeaders(
+  settings: LimiterSettings,
+  closest: DescriptorStatus | undefined,
+): readonly HeaderValue[] {
+  return settings.requestHeaders.enabled && closest !== undefined
+    ? limitHeaders(closest, settings.requestHeaders)
+    : NO_HEADERS;
 }

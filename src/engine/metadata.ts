@@ -1,5 +1,5 @@
 // RESPONSE_DYNAMIC_METADATA: the request and the metadata of the rules it passed, for the proxy.
-import type { JsonObject, JsonValue, MatchedLimit } from '../config';
+import type { JsonObject, JsonValue } from '../config';
 import type { RateLimitRequest } from './types';
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
@@ -17,11 +17,13 @@ function merge(dest: JsonObject, src: JsonObject): void {
   }
 }
 
-/** The dynamic metadata of a response, shaped as the reference service shapes it. */
+/**
+ * The dynamic metadata of a response, shaped as the reference service shapes it;
+ * `passedMetadata` holds the metadata of the rules the request passed, in request order.
+ */
 export function dynamicMetadata(
   request: RateLimitRequest,
-  passed: readonly number[],
-  limits: readonly (MatchedLimit | undefined)[],
+  passedMetadata: readonly JsonObject[],
 ): JsonObject {
   const descriptors: JsonValue[] = request.descriptors.map((d) => {
     const out: JsonObject = { entries: d.entries.map((e) => `${e.key}=${e.value}`) };
@@ -33,10 +35,7 @@ export function dynamicMetadata(
   const result: JsonObject = { domain: request.domain, descriptors };
   if (request.hitsAddend !== 0) result.hitsAddend = request.hitsAddend;
   const metadata: JsonObject = {};
-  for (const index of passed) {
-    const rule = limits[index]?.rule;
-    if (rule?.metadata !== undefined) merge(metadata, rule.metadata);
-  }
+  for (const ruleMetadata of passedMetadata) merge(metadata, ruleMetadata);
   if (Object.keys(metadata).length > 0) result.metadata = metadata;
   return result;
 }

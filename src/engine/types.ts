@@ -44,6 +44,3 @@ export interface RateLimitResponse {
   readonly requestHeadersToAdd: readonly HeaderValue[];
   readonly dynamicMetadata: JsonObject | undefined;
 }
-
-/** The largest uint32, the remaining count reported for unlimited rules. */
-export const MAX_UINT32 = 4294967295;

@@ -1,6 +1,7 @@
 // The one mapping from errors to gRPC statuses and HTTP codes, used by every front end.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { RequestError } from '../engine';
+import { BackendError } from '../lib/backend-error';
 
 /** How one kind of error is answered at the edge. */
 export interface EdgeError {
@@ -34,8 +35,7 @@ export const ERROR_TABLE: readonly Row[] = Object.freeze([
   },
   {
     kind: 'backend',
-    matches: (err: unknown) =>
-      err instanceof Error && (err as Error & { code?: unknown }).code === 'STORE_UNAVAILABLE',
+    matches: (err: unknown) => err instanceof BackendError,
     grpcCode: GrpcStatus.UNAVAILABLE,
     httpStatus: 500,
   },

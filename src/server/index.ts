@@ -1,16 +1,10 @@
 // Front ends: gRPC, HTTP and debug listeners, health, and the error mapping at the edge.
 export { RateLimitGrpcServer, grpcAddress, type GrpcServerOptions } from './grpc/grpc-server';
-export { createHttpApp, createHttpHandler, type HttpAppOptions } from './http/http-server';
+export { createHttpHandler, type HttpAppOptions } from './http/http-server';
 export { createDebugServer, type DebugSources } from './debug/debug-server';
 export { HealthState, type HealthComponent } from './health';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
-export {
-  requestFromWire,
-  responseFromWire,
-  responseToWire,
-  toStruct,
-  fromStruct,
-} from './wire/convert';
+export { requestFromWire, responseFromWire, fromStruct } from './wire/convert';
 export { requestFromJson, responseToJson } from './wire/json';
 export type * from './wire/messages';
 export { createMetricsServer, type MetricsSource } from './metrics/metrics-server';

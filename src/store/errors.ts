@@ -1,16 +1,20 @@
 // StoreError: the one error type every counter backend reports.
+import { BackendError } from '../lib/backend-error';
 import type { BackendName } from './counter-store';
 
-/** A backend failure; `isTransient` is true when retrying later may succeed (connection, timeout). */
-export class StoreError extends Error {
-  readonly code = 'STORE_UNAVAILABLE';
+/**
+ * A backend failure; `isTransient` is true when retrying later may succeed (connection, timeout).
+ * The engine and the front ends know it as its base, lib's BackendError.
+ */
+export class StoreError extends BackendError {
+  declare readonly backend: BackendName;
   constructor(
-    readonly backend: BackendName,
+    backend: BackendName,
     message: string,
-    readonly isTransient: boolean,
+    isTransient: boolean,
     options?: { cause?: unknown },
   ) {
-    super(`${backend} backend: ${message}`, options);
+    super(backend, message, isTransient, options);
     this.name = 'StoreError';
   }
 }

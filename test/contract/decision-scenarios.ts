@@ -61,6 +61,11 @@ export interface Scenario {
   readonly stats?: Record<string, number>;
   /** Counter values in the store after the last step, with `{p}` standing for the key prefix. */
   readonly keys?: Record<string, number | undefined>;
+  /**
+   * Seconds to live of keys after the last step, `{p}` standing for the key prefix. A backend
+   * with its own clock (Redis) may be up to a second below.
+   */
+  readonly ttls?: Record<string, number>;
 }
 
 const basic = `
@@ -792,6 +797,8 @@ descriptors:
       { descriptors: [d([['m', 'x']])], overall: 'OK', statuses: [ok(1, 2, 'MONTH', 1388800)] },
     ],
     keys: { '{p}cal_m_x_1698796800': 1 },
+    // The key expires with the month (SPEC.md "Month unit"), not 30 days later.
+    ttls: { '{p}cal_m_x_1698796800': 1388800 },
   },
   {
     name: 'fixed 30-day months by default',
@@ -808,6 +815,7 @@ descriptors:
       { descriptors: [d([['m', 'x']])], overall: 'OK', statuses: [ok(1, 2, 'MONTH', 352000)] },
     ],
     keys: { '{p}cal_m_x_1697760000': 1 },
+    ttls: { '{p}cal_m_x_1697760000': 2592000 },
   },
   {
     name: 'dynamic metadata carries the request and the metadata of the rules it passed',

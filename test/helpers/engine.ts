@@ -49,11 +49,13 @@ export interface EngineFixture {
   readonly localCache: OverLimitCache | undefined;
 }
 
+/** An engine over `store` and the YAML `files`; the expiry jitter draws `random` (0 by default). */
 export function engineOf(
   store: CounterStore,
   clock: Clock,
   files: readonly string[],
   env: Record<string, string> = {},
+  random: () => number = () => 0,
 ): EngineFixture {
   const stats = new StatsStore();
   const settings = limiterSettings(env);
@@ -68,7 +70,7 @@ export function engineOf(
     settings,
     logger: silentLogger,
     localCache,
-    random: () => 0,
+    random,
   });
   engine.setSnapshot(snapshotOf(files, stats, { merge: env.MERGE_DOMAIN_CONFIG === 'true' }));
   return { engine, stats, localCache };

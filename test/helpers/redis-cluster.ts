@@ -8,7 +8,6 @@ import { Cluster } from 'ioredis';
 import type { Certificates } from './certs';
 import { eventually } from './eventually';
 import { RedisNode } from './redis-node';
-import { freePorts } from './sentinel-set';
 
 export interface RedisClusterOptions {
   readonly masters?: number;
@@ -39,31 +38,15 @@ export class RedisCluster {
   static async start(options: RedisClusterOptions = {}): Promise<RedisCluster> {
     const count = (options.masters ?? 3) * 2;
     const dir = mkdtempSync(path.join(tmpdir(), 'rl-cluster-'));
-    const ports = await freePorts(count * 3);
+    const certs = options.tls;
     const members = await Promise.all(
       Array.from({ length: count }, async (_, i): Promise<ClusterMember> => {
-        const [port = 0, busPort = 0, tlsPort] = ports.slice(i * 3, i * 3 + 3);
-        const certs = options.tls;
         const node = await RedisNode.start({
           dir: mkdtempSync(path.join(dir, `node${i}-`)),
-          port,
-          ...(certs === undefined || tlsPort === undefined
-            ? {}
-            : { tls: { port: tlsPort, certs } }),
-          args: [
-            '--cluster-enabled',
-            'yes',
-            '--cluster-config-file',
-            'nodes.conf',
-            // A free port of its own: the default (port + 10000) may be taken or past 65535.
-            '--cluster-port',
-            String(busPort),
-            '--cluster-node-timeout',
-            '1000',
-            ...(certs === undefined ? [] : ['--tls-cluster', 'yes']),
-          ],
+          cluster: true,
+          ...(certs === undefined ? {} : { tls: { certs, mode: 'also' } }),
         });
-        return { node, port, tlsPort: certs === undefined ? undefined : tlsPort };
+        return { node, port: node.port, tlsPort: node.tlsPort };
       }),
     );
     const cluster = new RedisCluster(members, dir);

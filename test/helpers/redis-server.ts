@@ -1,42 +1,73 @@
-// A real redis-server on a free loopback port, started and stopped by process id.
+// A real redis-server on a loopback port, started and stopped by process id. redis-server
+// cannot report a port it picked, so the port is chosen free and a bind that loses the race
+// to another process is retried on another port, a bounded number of times.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { eventually } from './eventually';
-import { freePort } from './ports';
+import { unusedPort } from './ports';
 
 export interface RedisServerOptions {
   readonly password?: string;
   /** Listen on a unix socket as well as TCP. */
   readonly unixSocket?: boolean;
-  /** Use this port (for restarting a server on the same port). */
+  /** Use this port (a server the service already has the address of). */
   readonly port?: number;
 }
 
+/** Ports tried before giving up when each turns out taken by the time redis-server binds it. */
+const BIND_ATTEMPTS = 5;
+
+const hasExited = (child: ChildProcess): boolean =>
+  child.exitCode !== null || child.signalCode !== null;
+
+/** How one launch ended: serving, or exited (with what it printed). */
+type Launch = { readonly ok: true } | { readonly ok: false; readonly output: string };
+
 export class RedisServer {
+  private process: ChildProcess | undefined;
+
   private constructor(
-    readonly port: number,
+    private currentPort: number,
     readonly socketPath: string | undefined,
     private readonly dir: string,
-    private process: ChildProcess | undefined,
     private readonly options: RedisServerOptions,
   ) {}
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const port = options.port ?? (await freePort());
     const dir = mkdtempSync(path.join(tmpdir(), 'rl-redis-'));
     const socketPath = options.unixSocket === true ? path.join(dir, 'redis.sock') : undefined;
-    const server = new RedisServer(port, socketPath, dir, undefined, options);
-    await server.launch();
+    const server = new RedisServer(options.port ?? (await unusedPort()), socketPath, dir, options);
+    await server.launchRetrying(options.port === undefined);
     return server;
   }
 
-  private async launch(): Promise<void> {
+  /** The TCP port it listens on. */
+  get port(): number {
+    return this.currentPort;
+  }
+
+  private async launchRetrying(mayMove: boolean): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.launch();
+      if (result.ok) return;
+      const isTaken = /address already in use/i.test(result.output);
+      if (!isTaken || !mayMove || attempt >= BIND_ATTEMPTS) {
+        throw new Error(
+          `redis-server on port ${this.currentPort} exited before serving` +
+            `${isTaken && mayMove ? ` (${attempt} ports tried)` : ''}:\n${result.output}`,
+        );
+      }
+      this.currentPort = await unusedPort();
+    }
+  }
+
+  private args(): string[] {
     const args = [
       '--port',
-      String(this.port),
+      String(this.currentPort),
       '--bind',
       '127.0.0.1',
       '--save',
@@ -52,8 +83,21 @@ export class RedisServer {
     if (this.socketPath !== undefined)
       args.push('--unixsocket', this.socketPath, '--unixsocketperm', '700');
     if (this.options.password !== undefined) args.push('--requirepass', this.options.password);
-    const child = spawn('redis-server', args, { stdio: 'ignore' });
+    return args;
+  }
+
+  /** Starts redis-server and waits until it answers PING, or until it exits. */
+  private async launch(): Promise<Launch> {
+    const child = spawn('redis-server', this.args(), { stdio: ['ignore', 'pipe', 'pipe'] });
     this.process = child;
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const closed = new Promise<void>((resolve) => {
+      child.once('close', () => {
+        resolve();
+      });
+    });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err) => {
@@ -64,18 +108,30 @@ export class RedisServer {
         );
       });
     });
-    await eventually(
+    const state = await eventually(
       async () => {
-        const client = this.client();
-        try {
-          await client.ping();
-          return true;
-        } finally {
-          client.disconnect();
-        }
+        if (hasExited(child)) return 'exited';
+        return (await this.answersPing()) && 'serving';
       },
-      { what: `redis-server on port ${this.port}` },
+      { what: `redis-server on port ${this.currentPort}` },
     );
+    if (state === 'serving') return { ok: true };
+    await closed;
+    this.process = undefined;
+    return { ok: false, output };
+  }
+
+  /** Whether this server answers PING; a time limit, as another program may hold the port. */
+  private async answersPing(): Promise<boolean> {
+    const client = this.client({ commandTimeout: 500 });
+    // A refused or silent port is an answer here, not an error to report.
+    client.on('error', () => undefined);
+    try {
+      await client.ping();
+      return true;
+    } finally {
+      client.disconnect();
+    }
   }
 
   get pid(): number | undefined {
@@ -83,10 +139,11 @@ export class RedisServer {
   }
 
   /** A client for checking keys and TTLs directly. */
-  client(): Redis {
+  client(options: { commandTimeout?: number } = {}): Redis {
     return new Redis({
+      ...options,
       host: '127.0.0.1',
-      port: this.port,
+      port: this.currentPort,
       lazyConnect: false,
       maxRetriesPerRequest: 1,
       // ioredis waits 2 s for a closed stream by default, which keeps jest from exiting.
@@ -100,7 +157,7 @@ export class RedisServer {
   async stop(): Promise<void> {
     const child = this.process;
     this.process = undefined;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child === undefined || hasExited(child)) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => {
         resolve();
@@ -112,7 +169,7 @@ export class RedisServer {
   /** Starts the server again on the same port, empty. */
   async restart(): Promise<void> {
     await this.stop();
-    await this.launch();
+    await this.launchRetrying(false);
   }
 
   async destroy(): Promise<void> {

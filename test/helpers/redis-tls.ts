@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { makeCertificates, type Certificates } from './certs';
 import { RedisNode } from './redis-node';
-import { freePorts } from './sentinel-set';
 
 /** Settings that make an instance (REDIS_ or REDIS_PERSECOND_) trust and present these certs. */
 export function tlsEnv(prefix: string, certs: Certificates): Record<string, string> {
@@ -30,11 +29,9 @@ export class TlsRedis {
 
   static async start(certs: Certificates = makeCertificates('127.0.0.1')): Promise<TlsRedis> {
     const dir = mkdtempSync(path.join(tmpdir(), 'rl-tls-redis-'));
-    const [port = 0] = await freePorts(1);
     const node = await RedisNode.start({
       dir,
-      port: 0,
-      tls: { port, certs },
+      tls: { certs, mode: 'only' },
       bind: ['127.0.0.1', '127.0.0.2'],
     });
     return new TlsRedis(node, certs, dir);

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Certificates } from './certs';
 import { eventually } from './eventually';
-import { freePort } from './ports';
 import { RedisNode, type RedisNodeOptions } from './redis-node';
 
 export interface SentinelSetOptions {
@@ -13,15 +12,6 @@ export interface SentinelSetOptions {
   readonly masterName?: string;
   /** TLS everywhere (clients, replication, sentinels): nothing listens in plain text. */
   readonly tls?: Certificates;
-}
-
-/** Distinct free loopback ports. */
-export async function freePorts(count: number): Promise<number[]> {
-  const ports = new Set<number>();
-  for (let tries = 0; ports.size < count && tries < count * 10; tries++)
-    ports.add(await freePort());
-  if (ports.size < count) throw new Error(`found only ${ports.size} free ports`);
-  return [...ports];
 }
 
 function sentinelConfig(masterName: string, masterPort: number, quorum: number): string {
@@ -51,15 +41,11 @@ export class SentinelSet {
     const sentinels = options.sentinels ?? 3;
     const masterName = options.masterName ?? 'mymaster';
     const dir = mkdtempSync(path.join(tmpdir(), 'rl-sentinel-'));
-    const ports = await freePorts(1 + replicas + sentinels);
     const tls = options.tls;
-    const at = (port: number, name: string): RedisNodeOptions => {
-      const nodeDir = mkdtempSync(path.join(dir, `${name}-`));
-      return tls === undefined
-        ? { dir: nodeDir, port }
-        : { dir: nodeDir, port: 0, tls: { port, certs: tls } };
-    };
-    const masterPort = ports[0] ?? 0;
+    const at = (name: string): RedisNodeOptions => ({
+      dir: mkdtempSync(path.join(dir, `${name}-`)),
+      ...(tls === undefined ? {} : { tls: { certs: tls, mode: 'only' } }),
+    });
     const started: RedisNode[] = [];
     const track = async (node: Promise<RedisNode>): Promise<RedisNode> => {
       const n = await node;
@@ -67,18 +53,17 @@ export class SentinelSet {
       return n;
     };
     try {
-      const dataNodes = [await track(RedisNode.start(at(masterPort, 'master')))];
-      for (const port of ports.slice(1, 1 + replicas)) {
-        const args = ['--replicaof', '127.0.0.1', String(masterPort)];
-        dataNodes.push(await track(RedisNode.start({ ...at(port, 'replica'), args })));
+      const master = await track(RedisNode.start(at('master')));
+      const args = ['--replicaof', '127.0.0.1', String(master.port)];
+      const dataNodes = [master];
+      for (let i = 0; i < replicas; i++) {
+        dataNodes.push(await track(RedisNode.start({ ...at('replica'), args })));
       }
-      const config = sentinelConfig(masterName, masterPort, Math.min(2, sentinels));
+      const config = sentinelConfig(masterName, master.port, Math.min(2, sentinels));
       const sentinelNodes = await Promise.all(
-        ports
-          .slice(1 + replicas)
-          .map((port) =>
-            track(RedisNode.start({ ...at(port, 'sentinel'), sentinelConfig: config })),
-          ),
+        Array.from({ length: sentinels }, () =>
+          track(RedisNode.start({ ...at('sentinel'), sentinelConfig: config })),
+        ),
       );
       return new SentinelSet(masterName, dataNodes, sentinelNodes, dir);
     } catch (err: unknown) {

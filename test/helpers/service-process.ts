@@ -1,8 +1,9 @@
-// The built service started as a separate process (the `ratelimit` bin) on free loopback ports.
+// The built service started as a separate process (the `ratelimit` bin), its listeners on
+// loopback ports the system picks, read back from its log.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { eventually } from './eventually';
-import { freePort } from './ports';
+import { LOOPBACK_LISTENERS, loggedPorts, type ListenerName } from './ports';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const BIN = {
@@ -12,25 +13,47 @@ export const BIN = {
 };
 
 export interface ServiceProcessOptions {
+  /** Settings; ports default to 0 (any free one), as the listeners report what they bound. */
   readonly env: Record<string, string>;
   /** Wait until /healthcheck answers 200 (default), or only until the HTTP port answers. */
   readonly waitFor?: 'healthy' | 'listening' | 'nothing';
 }
 
+/** The ports the service bound, as it logged them; reading one not logged yet throws. */
+export type ServicePorts = Readonly<Record<ListenerName, number>>;
+
 export class ServiceProcess {
   private output = '';
+  /** Standard error alone, where the log lines go, whole whatever arrives on standard output. */
+  private errors = '';
   private exitCode: number | null | undefined;
   private readonly exited: Promise<number | null>;
+  private readonly known: Partial<Record<ListenerName, number>> = {};
+  readonly ports: ServicePorts;
 
-  private constructor(
-    readonly child: ChildProcess,
-    readonly ports: { readonly http: number; readonly grpc: number; readonly debug: number },
-  ) {
+  private constructor(readonly child: ChildProcess) {
+    const port = (name: ListenerName): number => this.port(name);
+    this.ports = {
+      get http() {
+        return port('http');
+      },
+      get grpc() {
+        return port('grpc');
+      },
+      get debug() {
+        return port('debug');
+      },
+      get metrics() {
+        return port('metrics');
+      },
+    };
     child.stdout?.on('data', (chunk: Buffer) => {
       this.output += chunk.toString();
     });
     child.stderr?.on('data', (chunk: Buffer) => {
-      this.output += chunk.toString();
+      const text = chunk.toString();
+      this.output += text;
+      this.errors += text;
     });
     this.exited = new Promise((resolve) => {
       child.once('exit', (code) => {
@@ -41,15 +64,9 @@ export class ServiceProcess {
   }
 
   static async start(options: ServiceProcessOptions): Promise<ServiceProcess> {
-    const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(ports.http),
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: String(ports.grpc),
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: String(ports.debug),
+      ...LOOPBACK_LISTENERS,
       USE_STATSD: 'false',
       STATS_FLUSH_INTERVAL: '1h',
       LOG_LEVEL: 'info',
@@ -60,7 +77,7 @@ export class ServiceProcess {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const service = new ServiceProcess(child, ports);
+    const service = new ServiceProcess(child);
     const waitFor = options.waitFor ?? 'healthy';
     if (waitFor !== 'nothing') {
       await eventually(
@@ -69,7 +86,7 @@ export class ServiceProcess {
             throw new Error(
               `the service exited with ${String(service.exitCode)}:\n${service.output}`,
             );
-          const res = await fetch(`http://127.0.0.1:${ports.http}/healthcheck`);
+          const res = await fetch(service.url('/healthcheck'));
           return waitFor === 'listening' || res.status === 200;
         },
         { what: `the service to be ${waitFor}`, timeoutMs: 20_000 },
@@ -85,6 +102,18 @@ export class ServiceProcess {
 
   get logs(): string {
     return this.output;
+  }
+
+  /** A bound port from the service's log; throws until the service has logged it. */
+  private port(name: ListenerName): number {
+    const known = this.known[name] ?? loggedPorts(this.errors)[name];
+    if (known === undefined) {
+      throw new Error(
+        `the service has not logged its ${name} port yet (its "listening" line, at warning level)`,
+      );
+    }
+    this.known[name] = known;
+    return known;
   }
 
   get pid(): number | undefined {

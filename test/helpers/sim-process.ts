@@ -1,8 +1,8 @@
-// The control-plane simulator started as a process (its bin), with its admin API.
+// The control-plane simulator started as a process (its bin), with its admin API. It binds
+// ports the system picks and logs them; a restart binds the same ones again.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { eventually } from './eventually';
-import { freePort } from './ports';
 
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'ratelimit-control-plane-sim.js');
 
@@ -22,35 +22,37 @@ export interface SimStatus {
   nodes: Record<string, NodeStatus>;
 }
 
+/** The simulator's start-up line: `... over ADS on HOST:PORT[ (TLS)]; admin on http://HOST:PORT`. */
+const SERVING = /serving RateLimitConfig over ADS on \S+:(\d+)\b.*; admin on http:\/\/\S+:(\d+)/;
+
 export class SimProcess {
   private output = '';
   private child: ChildProcess | undefined;
+  /** Both 0 until the first start reads back what the simulator bound. */
+  private ports = { ads: 0, admin: 0 };
 
-  private constructor(
-    readonly port: number,
-    readonly adminPort: number,
-    private readonly args: string[],
-  ) {}
+  private constructor(private readonly args: string[]) {}
 
-  /** Starts the simulator serving `configDir`; `port` keeps an address across restarts. */
-  static async start(
-    configDir: string,
-    extraArgs: string[] = [],
-    port?: number,
-  ): Promise<SimProcess> {
-    const sim = new SimProcess(port ?? (await freePort()), await freePort(), [
-      ...extraArgs,
-      '-config_dir',
-      configDir,
-    ]);
+  /** Starts the simulator serving `configDir` on ports it picks. */
+  static async start(configDir: string, extraArgs: string[] = []): Promise<SimProcess> {
+    const sim = new SimProcess([...extraArgs, '-config_dir', configDir]);
     await sim.launch();
     return sim;
+  }
+
+  /** The ADS port. */
+  get port(): number {
+    return this.ports.ads;
+  }
+
+  get adminPort(): number {
+    return this.ports.admin;
   }
 
   private async launch(): Promise<void> {
     const child = spawn(
       process.execPath,
-      [BIN, ...this.args, '-port', String(this.port), '-admin_port', String(this.adminPort)],
+      [BIN, ...this.args, '-port', String(this.ports.ads), '-admin_port', String(this.ports.admin)],
       {
         env: { PATH: process.env.PATH ?? '' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,9 +62,16 @@ export class SimProcess {
     child.stdout.on('data', (c: Buffer) => (this.output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (this.output += c.toString()));
 
-    await eventually(() => this.output.includes('serving RateLimitConfig over ADS'), {
-      what: `the simulator:\n${this.output}`,
-    });
+    const match = await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`the simulator exited:\n${this.output}`);
+        const serving = SERVING.exec(this.output);
+        if (serving === null) throw new Error(`it has not said so yet:\n${this.output}`);
+        return serving;
+      },
+      { what: 'the simulator to serve' },
+    );
+    this.ports = { ads: Number(match[1]), admin: Number(match[2]) };
   }
 
   get logs(): string {

@@ -32,7 +32,7 @@ beforeAll(async () => {
       'domain: p\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 100 }\n',
   });
   service = await startInProcess({
-    env: await loopbackServiceEnv(runtime.env()),
+    env: loopbackServiceEnv(runtime.env()),
   });
   address = `127.0.0.1:${service.ports.grpc}`;
 });

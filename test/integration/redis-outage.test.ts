@@ -2,7 +2,7 @@
 import { status } from '@grpc/grpc-js';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
-import { freePort } from '../helpers/ports';
+import { unusedPort } from '../helpers/ports';
 import { RedisServer } from '../helpers/redis-server';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
@@ -92,7 +92,8 @@ it('turns unhealthy while Redis is down with REDIS_HEALTH_CHECK_ACTIVE_CONNECTIO
 });
 
 it('waits for Redis at start-up, retrying with backoff', async () => {
-  const port = await freePort();
+  // The service gets Redis's address before Redis runs, so this port is picked in advance.
+  const port = await unusedPort();
   const service = await ServiceProcess.start({
     env: {
       ...runtime.env(),
@@ -115,7 +116,7 @@ it('waits for Redis at start-up, retrying with backoff', async () => {
 });
 
 it('gives up after REDIS_STARTUP_MAX_ELAPSED_TIME and exits non-zero', async () => {
-  const port = await freePort();
+  const port = await unusedPort();
   const service = await ServiceProcess.start({
     env: {
       ...runtime.env(),

@@ -23,7 +23,7 @@ it('waits for the first configuration before opening the listeners', async () =>
   const provider = new SilentProvider();
   let service: RunningService | undefined;
   const starting = startInProcess({
-    env: await loopbackServiceEnv({}),
+    env: loopbackServiceEnv({}),
     provider,
   }).then((s) => {
     service = s;
@@ -42,7 +42,7 @@ it('waits for the first configuration before opening the listeners', async () =>
 it('opens the listeners at once with FORCE_START_WITHOUT_INITIAL_CONFIG and refuses requests until a configuration arrives', async () => {
   const provider = new SilentProvider();
   const service = await startInProcess({
-    env: await loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
+    env: loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
     provider,
   });
   const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
@@ -64,7 +64,7 @@ it('opens the listeners at once with FORCE_START_WITHOUT_INITIAL_CONFIG and refu
 it('answers a request whose bytes are not a RateLimitRequest with a clean status and keeps serving', async () => {
   const provider = new SilentProvider();
   const service = await startInProcess({
-    env: await loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
+    env: loopbackServiceEnv({ FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' }),
     provider,
   });
   const raw = new grpc.Client(`127.0.0.1:${service.ports.grpc}`, grpc.credentials.createInsecure());

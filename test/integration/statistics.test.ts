@@ -5,7 +5,6 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { collectCleanups } from '../helpers/cleanups';
 import { eventually } from '../helpers/eventually';
-import { freePort } from '../helpers/ports';
 import { parseExposition } from '../helpers/prometheus';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
@@ -293,12 +292,12 @@ describe('Prometheus', () => {
   }
 
   it('maps names and labels with the built-in mapping, and exposes process metrics', async () => {
-    const port = await freePort();
-    const { rls } = await start({
+    const { service, rls } = await start({
       USE_PROMETHEUS: 'true',
-      PROMETHEUS_ADDR: `127.0.0.1:${port}`,
+      PROMETHEUS_ADDR: '127.0.0.1:0',
       EXTRA_TAGS: 'env:prod',
     });
+    const port = service.ports.metrics;
     await rls.send(req('other', [[['k', run]]], 3));
     await rls.send(
       req('other', [
@@ -385,13 +384,13 @@ describe('Prometheus', () => {
     name: dropped
 `,
     );
-    const port = await freePort();
-    const { rls } = await start({
+    const { service, rls } = await start({
       USE_PROMETHEUS: 'true',
-      PROMETHEUS_ADDR: `127.0.0.1:${port}`,
+      PROMETHEUS_ADDR: '127.0.0.1:0',
       PROMETHEUS_PATH: '/custom',
       PROMETHEUS_MAPPER_YAML: file,
     });
+    const port = service.ports.metrics;
     await rls.send(req('other', [[['k', run]]]));
     await rls.send(
       req('other', [
@@ -424,7 +423,7 @@ describe('Prometheus', () => {
         ...runtime.env(),
         BACKEND_TYPE: 'memory',
         USE_PROMETHEUS: 'true',
-        PROMETHEUS_ADDR: `127.0.0.1:${await freePort()}`,
+        PROMETHEUS_ADDR: '127.0.0.1:0',
         PROMETHEUS_MAPPER_YAML: file,
       },
       waitFor: 'nothing',

@@ -6,7 +6,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
-import { freePort } from '../helpers/ports';
+import { LOOPBACK_LISTENERS, loggedPorts } from '../helpers/ports';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { collectCleanups } from '../helpers/cleanups';
@@ -80,19 +80,12 @@ it('closes connections after GRPC_MAX_CONNECTION_AGE and clients reconnect', asy
 });
 
 it('starts the demo (the README command) on the memory backend with the example config', async () => {
-  const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
   const child = spawn(process.execPath, [path.resolve(__dirname, '..', '..', 'bin', 'demo.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(ports.http),
-      GRPC_PORT: String(ports.grpc),
-      DEBUG_PORT: String(ports.debug),
-      HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-      DEBUG_HOST: '127.0.0.1',
-    },
-    stdio: 'ignore',
+    env: { PATH: process.env.PATH ?? '', ...LOOPBACK_LISTENERS },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let log = '';
+  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
   cleanup(
     () =>
       new Promise<void>((resolve) => {
@@ -104,6 +97,14 @@ it('starts the demo (the README command) on the memory backend with the example 
           child.kill('SIGKILL');
         }
       }),
+  );
+  const ports = await eventually(
+    () => {
+      const { http } = loggedPorts(log);
+      if (http === undefined) throw new Error(`no listening line yet:\n${log}`);
+      return { http };
+    },
+    { what: 'the demo to listen', timeoutMs: 15_000 },
   );
   await eventually(
     async () => (await fetch(`http://127.0.0.1:${ports.http}/healthcheck`)).status === 200,

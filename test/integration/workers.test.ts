@@ -5,7 +5,6 @@ import net from 'node:net';
 import { collectCleanups } from '../helpers/cleanups';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
-import { freePort } from '../helpers/ports';
 import { parseExposition } from '../helpers/prometheus';
 import { RedisServer } from '../helpers/redis-server';
 import { RuntimeDir } from '../helpers/runtime-dir';
@@ -101,11 +100,11 @@ async function startWorkers(extra: Record<string, string> = {}): Promise<Service
 }
 
 it('shares the listeners and the Redis counters between two workers, with one scrape for both', async () => {
-  const metricsPort = await freePort();
   const service = await startWorkers({
     USE_PROMETHEUS: 'true',
-    PROMETHEUS_ADDR: `127.0.0.1:${metricsPort}`,
+    PROMETHEUS_ADDR: '127.0.0.1:0',
   });
+  const metricsPort = service.ports.metrics;
   const workers = childrenOf(service.pid);
   // Each client is its own connection; the supervisor hands connections out in turn.
   const clients = Array.from(

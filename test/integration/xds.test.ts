@@ -34,7 +34,7 @@ const FAST = {
 async function startService(
   sim: SimProcess,
   env: Record<string, string> = {},
-  waitFor: 'healthy' | 'nothing' = 'healthy',
+  waitFor: 'healthy' | 'listening' = 'healthy',
 ) {
   const service = await ServiceProcess.start({
     env: {
@@ -200,7 +200,7 @@ describe('start-up', () => {
         FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
         HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: 'true',
       },
-      'nothing',
+      'listening',
     );
     await eventually(
       async () => (await fetch(service.url('/healthcheck')).catch(() => undefined))?.status === 500,
@@ -265,12 +265,12 @@ describe('over TLS', () => {
     const untrusted = await startService(
       sim,
       { ...tlsEnv(certs.otherCaCert), FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' },
-      'nothing',
+      'listening',
     );
     const anonymous = await startService(
       sim,
       { ...tlsEnv(certs.caCert), FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' },
-      'nothing',
+      'listening',
     );
     for (const { service } of [untrusted, anonymous]) {
       await eventually(

@@ -127,12 +127,3 @@ export function isAcceptedEncoding(
     encoding === 'deflate'
   );
 }
-
-/** A framed (uncompressed) message for a response body. */
-export function frame(message: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(5 + message.length);
-  out[0] = 0;
-  out.writeUInt32BE(message.length, 1);
-  message.copy(out, 5);
-  return out;
-}

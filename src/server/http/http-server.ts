@@ -31,8 +31,8 @@ export function createHttpHandler(options: HttpAppOptions): http.RequestListener
   });
 }
 
-/** Builds the express application; the caller owns the listener. */
-export function createHttpApp(options: HttpAppOptions): express.Express {
+/** The express application: /healthcheck, /json, and error answers. */
+function createHttpApp(options: HttpAppOptions): express.Express {
   const { engine, health, logger } = options;
   const app = express();
   app.disable('x-powered-by');

@@ -3,9 +3,9 @@
 // that is reused across calls, so a message costs one exactly sized copy at the end.
 
 export const WIRE_VARINT = 0;
-export const WIRE_FIXED64 = 1;
+const WIRE_FIXED64 = 1;
 export const WIRE_BYTES = 2;
-export const WIRE_FIXED32 = 5;
+const WIRE_FIXED32 = 5;
 
 /** Bytes that are not a well-formed message of the expected type. */
 export class MalformedMessage extends Error {
@@ -140,11 +140,6 @@ export class ProtoWriter {
       value = Math.floor(value / 0x80);
     }
     scratch[this.pos++] = value;
-  }
-
-  tag(field: number, wireType: number): void {
-    this.ensure(5);
-    this.rawVarint(field * 8 + wireType);
   }
 
   /** A non-negative integer field; zero is written too (callers skip proto3 defaults). */

@@ -1,6 +1,6 @@
 // RateLimitRequest decoder and RateLimitResponse encoder for the gRPC hot path. They go
-// straight between bytes and the engine's types, with the same validation as
-// requestFromWire/responseToWire, without building protobuf objects in between.
+// straight between bytes and the engine's types without building protobuf objects in between;
+// the decoder refuses what requestFromWire refuses, with the same words (request-rules.ts).
 // Field numbers: ../../../api/envoy/service/ratelimit/v3/rls.proto (and WIRE.md).
 import type { JsonObject, JsonValue, LimitOverride, Unit } from '../../config';
 import type { RateLimitRequest, RateLimitResponse, RequestDescriptor } from '../../engine';

@@ -1,4 +1,4 @@
-// Windows of each unit: cache key start, expiry length and seconds to reset.
+// Windows of each unit: cache key start, key expiry and seconds to reset.
 import { cacheKey, windowOf } from '../../../src/engine';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
@@ -15,23 +15,23 @@ describe('windowOf', () => {
   ] as const)('%s counts fixed windows from the epoch', (unit, start, length, reset) => {
     expect(windowOf(unit, NOW, false)).toEqual({
       startSeconds: start,
-      lengthSeconds: length,
+      expirySeconds: length,
       resetSeconds: reset,
     });
   });
 
-  it('uses the calendar month in UTC when asked', () => {
+  it('uses the calendar month in UTC when asked; the key expires when the month ends', () => {
     // November 2023 has 30 days; December starts at 1701388800.
     expect(windowOf('MONTH', NOW, true)).toEqual({
       startSeconds: 1_698_796_800,
-      lengthSeconds: 2_592_000,
+      expirySeconds: 1_388_800,
       resetSeconds: 1_388_800,
     });
     // February 2024 has 29 days.
     const feb = Date.UTC(2024, 1, 10) / 1000;
     expect(windowOf('MONTH', feb, true)).toEqual({
       startSeconds: Date.UTC(2024, 1, 1) / 1000,
-      lengthSeconds: 29 * 86_400,
+      expirySeconds: Date.UTC(2024, 2, 1) / 1000 - feb,
       resetSeconds: Date.UTC(2024, 2, 1) / 1000 - feb,
     });
     // The last second of December rolls into the next year.

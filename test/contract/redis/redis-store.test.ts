@@ -1,9 +1,9 @@
 // Redis-only behaviour of the counter store: pipeline windows, timeouts, read-only replicas.
-import { silentLogger } from '../../src/lib/logger';
-import { RedisCounterStore, StoreError } from '../../src/store';
-import { eventually } from '../helpers/eventually';
-import { RedisServer } from '../helpers/redis-server';
-import { redisFixture, redisSettings } from '../helpers/stores';
+import { silentLogger } from '../../../src/lib/logger';
+import { RedisCounterStore, StoreError } from '../../../src/store';
+import { eventually } from '../../helpers/eventually';
+import { RedisServer } from '../../helpers/redis-server';
+import { redisFixture, redisSettings } from '../../helpers/stores';
 
 let redis: RedisServer;
 const run = `${process.pid}_${Date.now()}`;

@@ -1,14 +1,14 @@
-// The counter-store contract and the decision scenarios against every Redis mode on real servers:
+// The counter-store and decision suites against every Redis mode on real servers (backends project):
 // sentinel, cluster (plain and TLS), a TLS-only server, and per-second instances in other modes.
-import { makeCertificates, type Certificates } from '../helpers/certs';
-import { collectCleanups } from '../helpers/cleanups';
-import { RedisCluster } from '../helpers/redis-cluster';
-import { RedisServer } from '../helpers/redis-server';
-import { TlsRedis, tlsEnv } from '../helpers/redis-tls';
-import { SentinelSet } from '../helpers/sentinel-set';
-import { openRedisFixture, type StoreFixture } from '../helpers/stores';
-import { describeCounterStoreContract } from './counter-store-contract';
-import { describeDecisionScenarios, describeKeyExpiry } from './scenario-runner';
+import { makeCertificates, type Certificates } from '../../helpers/certs';
+import { collectCleanups } from '../../helpers/cleanups';
+import { RedisCluster } from '../../helpers/redis-cluster';
+import { RedisServer } from '../../helpers/redis-server';
+import { TlsRedis, tlsEnv } from '../../helpers/redis-tls';
+import { SentinelSet } from '../../helpers/sentinel-set';
+import { openRedisFixture, type StoreFixture } from '../../helpers/stores';
+import { counterStoreBehaviour } from '../counter-store-behaviour';
+import { decisionBehaviour } from '../decision-behaviour';
 
 const cleanup = collectCleanups();
 let certs: Certificates;
@@ -98,14 +98,10 @@ const modes: [string, () => Promise<StoreFixture>][] = [
   ],
 ];
 
-describe.each(modes)('%s: counter store', (_name, make) => {
-  describeCounterStoreContract(make);
-});
-
-describe.each(modes)('%s: decisions', (_name, make) => {
-  describeDecisionScenarios(make);
-  describeKeyExpiry(make);
-});
+for (const [name, make] of modes) {
+  counterStoreBehaviour(name, make);
+  decisionBehaviour(name, make);
+}
 
 describe('split instances', () => {
   it('keep per-second keys on the per-second instance only, each in its own mode', async () => {

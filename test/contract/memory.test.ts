@@ -1,26 +1,11 @@
-// One behaviour suite run against every CounterStore: memory always, Redis with a real server.
-import { RedisServer } from '../helpers/redis-server';
-import { memoryFixture, redisFixture, type StoreFixture } from '../helpers/stores';
-import { describeCounterStoreContract } from './counter-store-contract';
+// The counter store and decision suites on the memory backend, plus what only memory does.
+// Needs no server, so it runs in the unit project.
+import { memoryFixture } from '../helpers/stores';
+import { counterStoreBehaviour } from './counter-store-behaviour';
+import { decisionBehaviour } from './decision-behaviour';
 
-let redis: RedisServer;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-
-afterAll(async () => {
-  await redis.destroy();
-});
-
-const fixtures: [string, () => Promise<StoreFixture>][] = [
-  ['memory', () => Promise.resolve(memoryFixture())],
-  ['redis', () => redisFixture(redis)],
-];
-
-describe.each(fixtures)('%s counter store', (_name, make) => {
-  describeCounterStoreContract(make);
-});
+counterStoreBehaviour('memory', () => Promise.resolve(memoryFixture()));
+decisionBehaviour('memory', (clock) => Promise.resolve(memoryFixture(clock)));
 
 describe('memory counter store', () => {
   it('forgets a key when its expiry passes and drops it from memory on sweep', async () => {

@@ -1,0 +1,68 @@
+// Answers on an HTTP/2 stream in gRPC form: a message with status OK, a status alone, a stream.
+import type http2 from 'node:http2';
+import { describeError } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
+import { toEdgeError } from '../errors';
+import { ACCEPT_ENCODING, CallError, encodeStatusMessage, type GrpcStatus } from './protocol';
+
+// Shared, never mutated: node:http2 reads header objects without keeping them.
+const RESPONSE_HEADERS: http2.OutgoingHttpHeaders = Object.freeze({
+  ':status': 200,
+  'content-type': 'application/grpc',
+  'grpc-accept-encoding': ACCEPT_ENCODING,
+});
+const OK_TRAILERS: http2.OutgoingHttpHeaders = Object.freeze({ 'grpc-status': '0' });
+const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
+export const END_STREAM = Object.freeze({ endStream: true });
+
+function sendTrailers(this: http2.ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS);
+}
+
+/** Answers a call with a status and no message (a trailers-only response). */
+export function sendStatus(
+  stream: http2.ServerHttp2Stream,
+  code: GrpcStatus,
+  message: string,
+): void {
+  if (stream.destroyed || stream.closed || stream.headersSent) return;
+  stream.respond(
+    {
+      ':status': 200,
+      'content-type': 'application/grpc',
+      'grpc-accept-encoding': ACCEPT_ENCODING,
+      'grpc-status': String(code),
+      'grpc-message': encodeStatusMessage(message),
+    },
+    END_STREAM,
+  );
+}
+
+/** Sends the response headers of a call whose messages follow; status OK once it ends. */
+export function openResponse(stream: http2.ServerHttp2Stream): void {
+  stream.respond(RESPONSE_HEADERS, WAIT_FOR_TRAILERS);
+  stream.once('wantTrailers', sendTrailers);
+}
+
+/** Answers a unary call with one framed message and status OK. */
+export function sendMessage(stream: http2.ServerHttp2Stream, framed: Buffer): void {
+  if (stream.destroyed || stream.closed) return;
+  openResponse(stream);
+  stream.end(framed);
+}
+
+/**
+ * Ends a call that failed: protocol errors with their own status, the rest through the edge's
+ * error table. Anything but a bad request is logged.
+ */
+export function failCall(stream: http2.ServerHttp2Stream, err: unknown, logger: Logger): void {
+  if (err instanceof CallError) {
+    sendStatus(stream, err.code, err.message);
+    return;
+  }
+  const edge = toEdgeError(err);
+  if (edge.kind !== 'request') {
+    logger.warn('rate limit request failed', { error: describeError(err) });
+  }
+  sendStatus(stream, edge.grpcCode, edge.message);
+}

@@ -1,0 +1,143 @@
+// deploy/kubernetes rendered by `kubectl kustomize` and validated against the Kubernetes schemas.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { PACKAGE, ROOT } from '../../helpers/deploy/chart';
+import { configCheckDirectory } from '../../helpers/deploy/config-check';
+import {
+  container,
+  envOf,
+  findObject,
+  parseManifests,
+  podSpec,
+  validateManifests,
+  type KubeObject,
+} from '../../helpers/deploy/kubernetes-objects';
+import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
+
+const KUSTOMIZE_DIR = path.join(ROOT, 'deploy', 'kubernetes');
+const VERSION = PACKAGE.version;
+const IMAGE = `ratelimit-ts:${VERSION}`;
+
+/** `kubectl kustomize DIR`; .ci/run installs Debian's kubectl where it is missing. */
+function kustomize(dir: string): KubeObject[] {
+  const run = spawnSync('kubectl', ['kustomize', path.join(KUSTOMIZE_DIR, dir)], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (run.error !== undefined)
+    throw new Error(
+      `kubectl kustomize could not run (${run.error.message}): install kubectl (Debian: kubernetes-client)`,
+    );
+  if (run.status !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${run.stderr}`);
+  return parseManifests(run.stdout, dir);
+}
+
+/** Renders a kustomization and checks the service's install in it. */
+function renderInstall(dir: string): {
+  objects: KubeObject[];
+  env: Map<string, string | undefined>;
+} {
+  const objects = kustomize(dir);
+  const c = expectServiceInstall(objects, {
+    deployment: 'ratelimit',
+    service: 'ratelimit',
+    image: IMAGE,
+  });
+  return { objects, env: envOf(c) };
+}
+
+/** The TCP port a Service named `name` offers (its only port, or the named one). */
+function servicePort(objects: readonly KubeObject[], name: string): number {
+  const ports = (findObject(objects, 'Service', name).spec as { ports: { port: number }[] }).ports;
+  expect(ports).toHaveLength(1);
+  return ports[0]!.port;
+}
+
+describe('Kustomize (deploy/kubernetes)', () => {
+  beforeAll(() => {
+    const version = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+    console.log(
+      `kustomize checks run with: ${version.stdout.trim().replace(/\n/g, '; ') || 'no kubectl'}`,
+    );
+  });
+
+  test('base: file mode next to Redis, every object valid', () => {
+    const { objects, env } = renderInstall('base');
+    expect(env.get('BACKEND_TYPE')).toBe('redis');
+    expect(env.get('REDIS_URL')).toBe(`redis:${servicePort(objects, 'redis')}`);
+    expect(container(findObject(objects, 'Deployment', 'redis'), 'redis').image).toMatch(
+      /^redis:\d+\.\d+\.\d+$/,
+    );
+
+    // The ConfigMap carries every rule file of base/rules, and they pass the service's checker.
+    const rulesDir = path.join(KUSTOMIZE_DIR, 'base', 'rules');
+    const data = findObject(objects, 'ConfigMap', 'ratelimit-rules').data as Record<string, string>;
+    expect(Object.keys(data).sort()).toEqual(readdirSync(rulesDir).sort());
+    const check = configCheckDirectory(rulesDir);
+    expect([check.status, check.output]).toEqual([0, expect.stringContaining('example')]);
+  });
+
+  test('overlays/xds: configuration over ADS from the management server beside it', () => {
+    const { objects, env } = renderInstall('overlays/xds');
+    expect(env.get('CONFIG_TYPE')).toBe('GRPC_XDS_SOTW');
+    expect(env.get('CONFIG_GRPC_XDS_SERVER_URL')).toBe(
+      `ratelimit-xds:${servicePort(objects, 'ratelimit-xds')}`,
+    );
+    expect(env.get('CONFIG_GRPC_XDS_NODE_ID')).toEqual(expect.any(String));
+    expect([...env.keys()].filter((n) => n.startsWith('RUNTIME_'))).toEqual([]);
+    expect(podSpec(findObject(objects, 'Deployment', 'ratelimit')).volumes ?? []).toEqual([]);
+
+    // The simulator serves the rule ConfigMap from the same image, on the Service's port.
+    const sim = container(findObject(objects, 'Deployment', 'ratelimit-xds'), 'xds-server');
+    expect(sim.image).toBe(IMAGE);
+    expect(Object.keys(PACKAGE.bin)).toContain(sim.command?.[0]);
+    const args = sim.args ?? [];
+    const configDir = args[args.indexOf('-config_dir') + 1];
+    expect(sim.volumeMounts?.map((m) => m.mountPath)).toContain(configDir);
+    expect(Number(args[args.indexOf('-port') + 1])).toBe(servicePort(objects, 'ratelimit-xds'));
+    expect(args[args.indexOf('-host') + 1]).toBe('0.0.0.0');
+  });
+
+  test('overlays/redis-sentinel: the master found through Sentinel', () => {
+    const { objects, env } = renderInstall('overlays/redis-sentinel');
+    expect(env.get('REDIS_TYPE')).toBe('sentinel');
+    const [master, ...sentinels] = (env.get('REDIS_URL') ?? '').split(',');
+    expect(sentinels).toEqual([`redis-sentinel:${servicePort(objects, 'redis-sentinel')}`]);
+
+    // The sentinel monitors the base's Redis under the master name the service asks for.
+    const sentinel = container(findObject(objects, 'Deployment', 'redis-sentinel'), 'sentinel');
+    const script = (sentinel.args ?? []).join('\n');
+    expect(script).toContain(`sentinel monitor ${master} redis ${servicePort(objects, 'redis')} 1`);
+    expect(script).toContain(`port ${servicePort(objects, 'redis-sentinel')}`);
+  });
+
+  test('the validation refuses what the API server would', () => {
+    const [bad] = parseManifests(
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bad}\nspec:\n  template:\n    spec:\n      containers: [{name: c, ports: [{containerPort: http}]}]\n',
+      'bad',
+    );
+    const problems = validateManifests([bad!]).join('\n');
+    expect(problems).toMatch(/Deployment\/bad: .*selector/);
+    expect(validateManifests([{ ...bad!, kind: 'Deploymnet' }])).toEqual([
+      'Deploymnet/bad: no validator for apps/v1/Deploymnet',
+    ]);
+  });
+
+  test('every kustomization lists only files that exist and pins its images', () => {
+    for (const dir of ['base', 'overlays/xds', 'overlays/redis-sentinel']) {
+      const k = parse(
+        readFileSync(path.join(KUSTOMIZE_DIR, dir, 'kustomization.yaml'), 'utf8'),
+      ) as Record<string, unknown>;
+      // Fields kubectl 1.20's kustomize (v2.0.3) does not know would fail there.
+      expect(
+        Object.keys(k).filter((f) =>
+          ['labels', 'patches', 'replacements', 'components'].includes(f),
+        ),
+      ).toEqual([]);
+      for (const image of (k.images ?? []) as { newTag: string }[])
+        expect(image.newTag).toBe(VERSION);
+    }
+  });
+});
