@@ -113,6 +113,15 @@ export class RedisCluster {
     return (await m.node.command('CLUSTER', 'SLOTS')) as SlotRange[];
   }
 
+  /** The slot ranges `member` serves, as a live node sees the cluster now. */
+  async slotsOf(member: ClusterMember): Promise<[number, number][]> {
+    const live = this.members.find((m) => m.node.isRunning);
+    if (live === undefined) throw new Error('no live node');
+    return (await this.slotRanges(live))
+      .filter(([, , master]) => master?.[1] === member.port)
+      .map(([from, to]) => [from, to]);
+  }
+
   /** The master serving `key` and its replica, as a live node sees the cluster now. */
   async ownerOf(key: string): Promise<{ master: ClusterMember; replica: ClusterMember }> {
     const live = this.members.find((m) => m.node.isRunning);

@@ -117,7 +117,8 @@ export class SentinelSet {
 
   /**
    * Asks the first sentinel to fail over now (no agreement needed) and waits until a replica
-   * reports itself master. Resolves with the new master and the moment it was seen promoted.
+   * reports itself master, then until the sentinel names it. Resolves with the new master and
+   * the moment it was first seen promoted.
    */
   async failover(): Promise<{ master: RedisNode; promotedAtMs: number }> {
     await this.waitUntilSettled();
@@ -127,11 +128,9 @@ export class SentinelSet {
     // A sentinel refuses while it has no replica it considers fit yet; ask until it agrees.
     await eventually(
       async () => (await sentinel.command('SENTINEL', 'FAILOVER', this.masterName)) === 'OK',
-      {
-        what: 'SENTINEL FAILOVER to be accepted',
-      },
+      { what: 'SENTINEL FAILOVER to be accepted' },
     );
-    return eventually(
+    const promoted = await eventually(
       async () => {
         for (const node of this.dataNodes) {
           if (node === old || !node.isRunning) continue;
@@ -142,6 +141,10 @@ export class SentinelSet {
       },
       { what: 'a replica to be promoted', intervalMs: 10, timeoutMs: 20_000 },
     );
+    await eventually(async () => (await this.master()) === promoted.master, {
+      what: 'the sentinel to name the new master',
+    });
+    return promoted;
   }
 
   /** Stops every process by its id and removes the directories. */

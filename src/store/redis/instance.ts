@@ -180,7 +180,9 @@ export class Instance {
     try {
       await client.quit();
     } catch {
-      client.disconnect();
+      // Closed already or unreachable: disconnect() below ends it either way.
     }
+    // QUIT leaves a sentinel client's failover-detector subscriptions open; this ends them.
+    client.disconnect();
   }
 }

@@ -113,6 +113,10 @@ export function tlsHint(err: unknown, prefix: string, isTls: boolean): string | 
     // With TLS 1.3 a server checks the client certificate after the handshake and just closes.
     return `the server closed the TLS connection: it may refuse the client certificate (check ${prefix}TLS_CLIENT_CERT and ${prefix}TLS_CLIENT_KEY, signed by a CA the server trusts)`;
   }
+  if (code === 'ETIMEDOUT') {
+    // A plain-text server reads a ClientHello as a half-sent command and waits for the rest.
+    return `no TLS session within ${prefix}TIMEOUT: check that the server speaks TLS at ${prefix}URL`;
+  }
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
     return `the server does not speak TLS on this port: check ${prefix}URL or set ${prefix}TLS=false`;
   }
