@@ -3,7 +3,13 @@ import calculateSlot from 'cluster-key-slot';
 import type { Cluster } from 'ioredis';
 import { StoreError } from '../errors';
 import { FlushSchedule, InFlight, type Batcher } from './batcher';
-import { appendCommand, sendCommand, type CounterClient, type CounterCommand } from './commands';
+import {
+  appendCommand,
+  defineCounterScripts,
+  sendCommand,
+  type CounterClient,
+  type CounterCommand,
+} from './commands';
 import type { PipelineOp, Reply } from './ops';
 
 /** Replies that mean "ask again, elsewhere or later": the slot moved or the cluster is changing. */
@@ -55,18 +61,21 @@ interface Routed {
 }
 
 /**
- * Each key's commands go to its slot owner: the commands of one flush are grouped by the node
- * set that serves their slot and each group is one pipeline, all written at once. A command
- * answered with MOVED, ASK, TRYAGAIN or CLUSTERDOWN is sent again on its own through the
- * cluster client, whose redirection handling follows it (ASKING included) and refreshes the
- * slot table; a command that already ran is never sent twice. Every op of a flush is answered
- * within timeoutMs, whatever the redirections and retries in between.
+ * Each key's commands go to its slot owner: the commands of one flush are grouped by the master
+ * the slot table names for their slot, and each group is one pipeline written straight to that
+ * node's connection (a cluster pipeline would route every command again). A command answered
+ * with MOVED, ASK, TRYAGAIN or CLUSTERDOWN is sent again on its own through the cluster client,
+ * whose redirection handling follows it (ASKING included) and refreshes the slot table; a
+ * command that already ran is never sent twice. Every op of a flush is answered within
+ * timeoutMs, whatever the redirections and retries in between.
  */
 export class ClusterBatcher implements Batcher {
   private queue: PipelineOp[] = [];
   private readonly schedule: FlushSchedule;
   private readonly inFlight = new InFlight();
   private lastRefreshMs = 0;
+  /** Node connections the floored-decrement script is defined on. */
+  private readonly prepared = new WeakSet();
 
   constructor(
     private readonly cluster: CounterClient & Cluster,
@@ -104,34 +113,57 @@ export class ClusterBatcher implements Batcher {
       const err = new StoreError('redis', 'Command timed out', true);
       for (const pending of pendings) pending.fail(err);
     }, this.timeoutMs);
-    void Promise.all([...groups.values()].map((routed) => this.execute(routed))).finally(() => {
+    const sent = [...groups].map(([owner, routed]) => this.execute(owner, routed));
+    void Promise.all(sent).finally(() => {
       clearTimeout(deadline);
       this.inFlight.finish(this.schedule.isPending);
     });
   }
 
-  /** Commands by the node set that serves their slot, as the cluster client sees it now. */
+  /** Commands by the master that serves their slot, as the cluster client sees it now. */
   private group(pendings: readonly PendingOp[]): Map<string, Routed[]> {
     const groups = new Map<string, Routed[]>();
     const slots = this.cluster.slots;
+    let lastKey = '';
+    let owner = '';
     for (const pending of pendings) {
-      pending.op.commands.forEach((command, index) => {
-        // An unknown slot goes in a group of its own: the client picks a node and follows MOVED.
-        const nodes = slots[calculateSlot(command.key)];
-        const id = nodes === undefined ? '' : nodes.join(';');
-        let group = groups.get(id);
+      const commands = pending.op.commands;
+      for (let index = 0; index < commands.length; index++) {
+        const command = commands[index];
+        if (command === undefined) continue;
+        // INCRBY and EXPIRE of one key follow each other: one slot lookup serves both.
+        if (command.key !== lastKey) {
+          lastKey = command.key;
+          // An unknown slot goes to the cluster client, which picks a node and follows MOVED.
+          owner = slots[calculateSlot(command.key)]?.[0] ?? '';
+        }
+        let group = groups.get(owner);
         if (group === undefined) {
           group = [];
-          groups.set(id, group);
+          groups.set(owner, group);
         }
         group.push({ pending, index, command });
-      });
+      }
     }
     return groups;
   }
 
-  private async execute(routed: readonly Routed[]): Promise<void> {
-    const pipeline = this.cluster.pipeline();
+  /** The connection to the node `key` names, ready to pipeline counter commands on. */
+  private node(key: string): CounterClient | undefined {
+    if (key === '') return undefined;
+    for (const node of this.cluster.nodes('master')) {
+      if (`${node.options.host ?? ''}:${String(node.options.port)}` !== key) continue;
+      if (!this.prepared.has(node)) {
+        defineCounterScripts(node);
+        this.prepared.add(node);
+      }
+      return node as CounterClient;
+    }
+    return undefined;
+  }
+
+  private async execute(owner: string, routed: readonly Routed[]): Promise<void> {
+    const pipeline = (this.node(owner) ?? this.cluster).pipeline();
     for (const r of routed) appendCommand(pipeline, r.command);
     let results: [Error | null, unknown][] | null;
     try {
