@@ -21,6 +21,14 @@ module.exports = {
     layer('server', ['store', 'provider', 'cli', 'cluster']),
     layer('cluster', ['config', 'provider', 'store', 'engine', 'cli']),
     {
+      name: 'sim-imports-only-lib',
+      severity: 'error',
+      comment:
+        'control-plane-sim shares api/ and src/lib (which imports nothing internal), never the service',
+      from: { path: '^control-plane-sim/' },
+      to: { path: '^src/', pathNot: '^src/lib/' },
+    },
+    {
       name: 'only-main-wires',
       severity: 'error',
       comment: 'nothing imports the composition root',

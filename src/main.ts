@@ -1,40 +1,43 @@
-// The composition root: the only place that wires implementations together.
-import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { ConfigError, ConfigSnapshot } from './config';
+// The composition root: the only place that wires implementations together. startService reads
+// top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
+import type { CompileOptions, ConfigError, ConfigSnapshot } from './config';
+import {
+  announceReady,
+  serveMetrics,
+  Supervisor,
+  workerIndex,
+  type SupervisorOptions,
+} from './cluster';
 import { OverLimitCache, RateLimitEngine, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
-import { announceReady, serveMetrics, Supervisor, workerIndex } from './cluster';
 import { createLogger, type Logger } from './lib/logger';
+import { SERVICE_NAME, SERVICE_VERSION } from './lib/version';
+import { FileConfigProvider, XdsConfigProvider, type ConfigProvider } from './provider';
 import {
-  FileConfigProvider,
-  XdsConfigProvider,
-  type ConfigListener,
-  type ConfigProvider,
-} from './provider';
-import {
-  createDebugServer,
-  createHttpHandler,
-  createMetricsServer,
+  createListeners,
   HealthState,
-  RateLimitGrpcServer,
+  openMetricsListener,
+  type ListenerPorts,
+  type Listeners,
+  type MetricsEndpoint,
 } from './server';
-import { loadSettings, SettingsError, type Environment, type Settings } from './settings';
 import {
-  defaultMapping,
-  DogStatsdSink,
-  MetricMapper,
-  PrometheusSink,
+  loadSettings,
+  SettingsError,
+  type ConfigSettings,
+  type Environment,
+  type Settings,
+} from './settings';
+import {
   STAT,
-  StatsdSink,
-  StatsFlusher,
-  StatsStore,
-  StdoutSink,
+  startStatistics,
+  type PrometheusScrape,
+  type Statistics,
   type StatsSink,
+  type StatsStore,
 } from './stats';
-import { MemoryCounterStore, RedisCounterStore, type CounterStore } from './store';
+import { createStore, type CounterStore } from './store';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -42,14 +45,8 @@ const DRAIN_TIMEOUT_MS = 15_000;
 /** A running service; tests and the command line hold one. */
 export interface RunningService {
   readonly settings: Settings;
-  readonly ports: {
-    readonly http: number;
-    readonly grpc: number;
-    /** Unbound in workers other than the first (WORKERS above 1). */
-    readonly debug: number | undefined;
-    /** The Prometheus listener, when USE_PROMETHEUS is on. */
-    readonly metrics: number | undefined;
-  };
+  /** Debug is unbound in workers other than the first; metrics while USE_PROMETHEUS is off. */
+  readonly ports: ListenerPorts;
   readonly engine: RateLimitEngine;
   readonly stats: StatsStore;
   readonly health: HealthState;
@@ -58,9 +55,11 @@ export interface RunningService {
 }
 
 export interface StartOptions {
+  /** The environment to read settings from; process.env when omitted. */
   readonly env?: Environment;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Where flushed statistics go instead of the push sinks the settings choose (tests). */
   readonly statsSink?: StatsSink;
   /** A configuration source to use instead of the one the settings choose (tests). */
   readonly provider?: ConfigProvider;
@@ -68,28 +67,110 @@ export interface StartOptions {
   readonly worker?: { readonly index: number };
 }
 
-async function openStore(
-  settings: Settings,
-  clock: Clock,
-  logger: Logger,
-  stats: StatsStore,
-): Promise<CounterStore> {
-  const backend = settings.backend;
-  switch (backend.type) {
-    case 'memory':
-      return new MemoryCounterStore({ clock });
-    case 'redis':
-      for (const instance of [backend.main, backend.perSecond]) {
-        if (instance !== undefined && instance.poolSize !== 10) {
-          logger.info(
-            `${instance.settingPrefix}POOL_SIZE has no effect: one pipelined connection per instance serves all requests`,
-          );
-        }
-      }
-      return RedisCounterStore.open(backend, logger, stats);
-    case 'memcache':
-      throw new Error('the memcached backend is not available in this version');
+/** What is running so far; the shutdown sequence stops whatever is there. */
+interface Parts {
+  readonly health: HealthState;
+  readonly statistics: Statistics;
+  store?: CounterStore;
+  provider?: ConfigProvider;
+  listeners?: Listeners;
+}
+
+/** Starts the service with the given environment; resolves once every listener is open. */
+export async function startService(options: StartOptions = {}): Promise<RunningService> {
+  const settings = loadSettings(options.env);
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(settings.log);
+  const sinkOverride = options.statsSink === undefined ? {} : { sinkOverride: options.statsSink };
+  const statistics = startStatistics(settings.stats, { logger, ...sinkOverride });
+  const stats = statistics.store;
+  const health = new HealthState({
+    requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
+  });
+  const parts: Parts = { health, statistics };
+  const stop = shutdownSequence(parts);
+  try {
+    const store = await createStore(settings.backend, {
+      clock,
+      logger,
+      stats,
+      reportHealth: (isConnected) => {
+        health.set('backend', isConnected);
+      },
+    });
+    parts.store = store;
+    const engine = createEngine(settings, { store, stats, clock, logger });
+    const provider = options.provider ?? createProvider(settings, stats, logger);
+    parts.provider = provider;
+    await followConfig(provider, settings.config, { engine, health, stats, logger });
+    const listeners = await createListeners({
+      settings: settings.server,
+      engine,
+      health,
+      stats,
+      logger,
+      isDebugServed: options.worker === undefined || options.worker.index === 0,
+      metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
+    });
+    parts.listeners = listeners;
+    const where = { ...listeners.addresses, worker: options.worker?.index };
+    logger.warn('listening', { ...where, backend: settings.backend.type });
+    return { settings, ports: listeners.ports, engine, stats, health, stop };
+  } catch (err: unknown) {
+    await stop();
+    throw err;
   }
+}
+
+/** The engine, with the local over-limit cache when LOCAL_CACHE_SIZE_IN_BYTES asks for one. */
+function createEngine(
+  settings: Settings,
+  parts: { store: CounterStore; stats: StatsStore; clock: Clock; logger: Logger },
+): RateLimitEngine {
+  const { store, stats, clock, logger } = parts;
+  const limiter = settings.limiter;
+  const localCache =
+    limiter.localCacheSizeBytes > 0
+      ? new OverLimitCache(limiter.localCacheSizeBytes, clock)
+      : undefined;
+  if (localCache !== undefined) reportLocalCache(localCache, stats, STAT.localCache);
+  return new RateLimitEngine({ store, stats, clock, settings: limiter, logger, localCache });
+}
+
+type SourceOf = {
+  readonly [K in ConfigSettings['source']['type']]: Extract<ConfigSettings['source'], { type: K }>;
+};
+interface ProviderDeps {
+  readonly compile: CompileOptions;
+  readonly stats: StatsStore;
+  readonly logger: Logger;
+}
+
+/** One line per configuration source (CONFIG_TYPE). */
+const PROVIDERS: {
+  readonly [K in keyof SourceOf]: (source: SourceOf[K], deps: ProviderDeps) => ConfigProvider;
+} = {
+  FILE: (source, { compile, stats, logger }) =>
+    new FileConfigProvider({
+      settings: source,
+      compile,
+      logger,
+      loaderStats: {
+        loadAttempts: stats.counter(STAT.runtimeLoadAttempts),
+        loadFailures: stats.counter(STAT.runtimeLoadFailures),
+        numValues: stats.gauge(STAT.runtimeNumValues),
+      },
+    }),
+  GRPC_XDS_SOTW: (source, { compile, logger }) =>
+    new XdsConfigProvider({ settings: source, compile, logger }),
+};
+
+function providerFor<K extends keyof SourceOf>(
+  source: SourceOf[K] & { readonly type: K },
+  deps: ProviderDeps,
+): ConfigProvider {
+  const create: (typeof PROVIDERS)[K] = PROVIDERS[source.type];
+  return create(source, deps);
 }
 
 function createProvider(settings: Settings, stats: StatsStore, logger: Logger): ConfigProvider {
@@ -98,197 +179,26 @@ function createProvider(settings: Settings, stats: StatsStore, logger: Logger): 
     mergeDomainConfig: settings.config.mergeDomainConfig,
     sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
   };
-  const source = settings.config.source;
-  switch (source.type) {
-    case 'FILE':
-      return new FileConfigProvider({
-        settings: source,
-        compile,
-        logger,
-        loaderStats: {
-          loadAttempts: stats.counter(STAT.runtimeLoadAttempts),
-          loadFailures: stats.counter(STAT.runtimeLoadFailures),
-          numValues: stats.gauge(STAT.runtimeNumValues),
-        },
-      });
-    case 'GRPC_XDS_SOTW':
-      return new XdsConfigProvider({ settings: source, compile, logger });
-  }
+  return providerFor(settings.config.source, { compile, stats, logger });
 }
 
-/** The sinks of the settings; the Prometheus one is returned apart too, for its listener. */
-function createSinks(
-  settings: Settings,
-  stats: StatsStore,
-  logger: Logger,
-): {
-  sinks: StatsSink[];
-  prometheus: { sink: PrometheusSink; host: string; port: number; path: string } | undefined;
-} {
-  const extraTags = settings.stats.extraTags;
-  const onError = (err: Error): void => {
-    logger.debug('statsd send failed', { error: err.message });
-  };
-  const sinks: StatsSink[] = [];
-  let prometheus: { sink: PrometheusSink; host: string; port: number; path: string } | undefined;
-  for (const sink of settings.stats.sinks) {
-    switch (sink.type) {
-      case 'stdout':
-        sinks.push(new StdoutSink(process.stdout, extraTags));
-        break;
-      case 'statsd':
-        sinks.push(
-          new StatsdSink({
-            host: sink.host,
-            port: sink.port,
-            protocol: sink.protocol,
-            extraTags,
-            onError,
-          }),
-        );
-        break;
-      case 'dogstatsd':
-        sinks.push(
-          new DogStatsdSink({
-            host: sink.host,
-            port: sink.port,
-            protocol: sink.protocol,
-            extraTags,
-            mogrifiers: sink.mogrifiers,
-            onError,
-          }),
-        );
-        break;
-      case 'prometheus': {
-        const mapper = loadMapper(sink.mapperYaml, sink.responseTimeAsMilliseconds);
-        const promSink = new PrometheusSink({ mapper, store: stats, extraTags, logger });
-        sinks.push(promSink);
-        prometheus = { sink: promSink, host: sink.host, port: sink.port, path: sink.path };
-        break;
-      }
-    }
-  }
-  return { sinks, prometheus };
-}
-
-/** The mapping file, or the built-in mapping; a bad file stops start-up naming the setting. */
-function loadMapper(file: string | undefined, responseTimeAsMilliseconds: boolean): MetricMapper {
-  if (file === undefined)
-    return MetricMapper.fromYaml(
-      defaultMapping(responseTimeAsMilliseconds),
-      'the built-in mapping',
-    );
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err: unknown) {
-    throw new SettingsError([
-      { setting: 'PROMETHEUS_MAPPER_YAML', message: `cannot read ${file}: ${describeError(err)}` },
-    ]);
-  }
-  try {
-    return MetricMapper.fromYaml(text, file);
-  } catch (err: unknown) {
-    throw new SettingsError([{ setting: 'PROMETHEUS_MAPPER_YAML', message: describeError(err) }]);
-  }
-}
-
-function listenHttp(
-  server: http.Server,
-  host: string,
-  port: number,
-  what: string,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error): void => {
-      reject(new Error(`cannot listen for ${what} on ${host}:${port}: ${err.message}`));
-    };
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function closeHttp(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => {
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
-
-/** Starts the service with the given environment; resolves once every listener is open. */
-export async function startService(options: StartOptions = {}): Promise<RunningService> {
-  const settings = loadSettings(options.env ?? process.env);
-  const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createLogger(settings.log);
-
-  const stats = new StatsStore({
-    isEnabled: settings.stats.enabled,
-    maxRuleKeys: settings.stats.maxRuleKeys,
-  });
-  const { sinks, prometheus } = settings.stats.enabled
-    ? createSinks(settings, stats, logger)
-    : { sinks: [], prometheus: undefined };
-  const flusher = settings.stats.enabled
-    ? new StatsFlusher(stats, options.statsSink === undefined ? sinks : [options.statsSink], logger)
-    : undefined;
-  flusher?.start(settings.stats.flushIntervalMs);
-  const isWorker = options.worker !== undefined;
-  if (isWorker && prometheus !== undefined && flusher !== undefined) {
-    // The supervisor serves the scrape and sums what every worker hands it.
-    serveMetrics(async () => {
-      await flusher.flush();
-      return prometheus.sink.registry.getMetricsAsJSON();
-    });
-  }
-  const metricsServer =
-    prometheus === undefined || flusher === undefined || isWorker
-      ? undefined
-      : createMetricsServer(prometheus.path, {
-          render: async () => {
-            // A scrape sees every count up to now, not only up to the last periodic flush.
-            await flusher.flush();
-            return prometheus.sink.render();
-          },
-        });
-
-  const store = await openStore(settings, clock, logger, stats);
-  const health = new HealthState({
-    requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
-  });
-  const backend = settings.backend;
-  if (backend.type === 'redis' && backend.healthCheckActiveConnection) {
-    health.set('backend', store.isConnected());
-    store.onConnectionChange((isConnected) => {
-      health.set('backend', isConnected);
-    });
-  }
-
-  const localCache =
-    settings.limiter.localCacheSizeBytes > 0
-      ? new OverLimitCache(settings.limiter.localCacheSizeBytes, clock)
-      : undefined;
-  if (localCache !== undefined) reportLocalCache(localCache, stats, STAT.localCache);
-  const engine = new RateLimitEngine({
-    store,
-    stats,
-    clock,
-    settings: settings.limiter,
-    logger,
-    localCache,
-  });
-
+/**
+ * Starts the provider with a listener that swaps the engine's snapshot in, and waits for the
+ * first outcome unless FORCE_START_WITHOUT_INITIAL_CONFIG says not to.
+ */
+async function followConfig(
+  provider: ConfigProvider,
+  settings: ConfigSettings,
+  parts: { engine: RateLimitEngine; health: HealthState; stats: StatsStore; logger: Logger },
+): Promise<void> {
+  const { engine, health, stats, logger } = parts;
   const loadSuccess = stats.counter(STAT.configLoadSuccess);
   const loadError = stats.counter(STAT.configLoadError);
   let firstOutcome: () => void = () => undefined;
   const initialConfig = new Promise<void>((resolve) => {
     firstOutcome = resolve;
   });
-  const listener: ConfigListener = {
+  await provider.start({
     onSnapshot: (snapshot: ConfigSnapshot) => {
       engine.setSnapshot(snapshot);
       loadSuccess.inc();
@@ -306,86 +216,43 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       );
       firstOutcome();
     },
-  };
-
-  const provider = options.provider ?? createProvider(settings, stats, logger);
-  await provider.start(listener);
-  if (!settings.config.forceStartWithoutInitialConfig) await initialConfig;
-
-  const grpcServer = new RateLimitGrpcServer({
-    settings: settings.server.grpc,
-    engine,
-    health,
-    stats,
-    logger,
   });
-  const httpServer = http.createServer(createHttpHandler({ engine, health, logger }));
-  // With several workers the first one alone serves the debug listener: its answers (the
-  // loaded configuration, statistics) then always come from the same process.
-  const debugServer =
-    options.worker === undefined || options.worker.index === 0
-      ? createDebugServer({
-          snapshot: () => engine.currentSnapshot,
-          stats,
-          health: () => health.describe(),
-        })
-      : undefined;
-  const grpcPort = await grpcServer.listen();
-  const httpPort = await listenHttp(
-    httpServer,
-    settings.server.http.host,
-    settings.server.http.port,
-    'HTTP',
-  );
-  const debugPort =
-    debugServer === undefined
-      ? undefined
-      : await listenHttp(
-          debugServer,
-          settings.server.debug.host,
-          settings.server.debug.port,
-          'debug',
-        );
-  const metricsPort =
-    metricsServer === undefined || prometheus === undefined
-      ? undefined
-      : await listenHttp(metricsServer, prometheus.host, prometheus.port, 'Prometheus metrics');
-  logger.warn('listening', {
-    grpc: settings.server.grpc.uds ?? `${settings.server.grpc.host}:${grpcPort}`,
-    http: `${settings.server.http.host}:${httpPort}`,
-    debug: debugPort === undefined ? undefined : `${settings.server.debug.host}:${debugPort}`,
-    worker: options.worker?.index,
-    metrics:
-      prometheus === undefined || metricsPort === undefined
-        ? undefined
-        : `${prometheus.host}:${metricsPort}${prometheus.path}`,
-    backend: settings.backend.type,
-  });
+  if (!settings.forceStartWithoutInitialConfig) await initialConfig;
+}
 
+/**
+ * Who serves the Prometheus scrape. With WORKERS=1 the service's own metrics listener does.
+ * With WORKERS above 1 the supervisor does: it opens the one listener and sums what every
+ * worker hands it over IPC, so a worker opens none and answers the supervisor instead.
+ */
+const prometheusScrape = {
+  inService(
+    prometheus: PrometheusScrape | undefined,
+    worker: StartOptions['worker'],
+  ): MetricsEndpoint | undefined {
+    if (prometheus === undefined || worker === undefined) return prometheus;
+    serveMetrics(() => prometheus.collect());
+    return undefined;
+  },
+  inSupervisor(settings: Settings): SupervisorOptions['serveMetrics'] {
+    const sink = settings.stats.sinks.find((s) => s.type === 'prometheus');
+    if (!settings.stats.enabled || sink === undefined) return undefined;
+    return (scrape) => openMetricsListener({ ...sink, render: scrape });
+  },
+};
+
+/** Health unhealthy, listeners drain, provider stops, store closes, statistics flush. */
+function shutdownSequence(parts: Parts): () => Promise<void> {
   let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
+  return () => {
     stopping ??= (async () => {
-      health.set('sigterm', false);
-      await Promise.all([
-        grpcServer.shutdown(DRAIN_TIMEOUT_MS),
-        closeHttp(httpServer),
-        debugServer === undefined ? Promise.resolve() : closeHttp(debugServer),
-        metricsServer === undefined ? Promise.resolve() : closeHttp(metricsServer),
-      ]);
-      await provider.stop();
-      await store.close();
-      await flusher?.close();
+      parts.health.set('sigterm', false);
+      await parts.listeners?.close(DRAIN_TIMEOUT_MS);
+      await parts.provider?.stop();
+      await parts.store?.close();
+      await parts.statistics.close();
     })();
     return stopping;
-  };
-
-  return {
-    settings,
-    ports: { http: httpPort, grpc: grpcPort, debug: debugPort, metrics: metricsPort },
-    engine,
-    stats,
-    health,
-    stop,
   };
 }
 
@@ -399,8 +266,10 @@ function failStart(err: unknown): never {
 /** WORKERS above 1: this process only supervises; the workers run the service. */
 async function runSupervisor(settings: Settings): Promise<void> {
   const supervisor = new Supervisor({
-    settings,
+    workers: settings.server.workers,
     logger: createLogger(settings.log),
+    clock: systemClock,
+    serveMetrics: prometheusScrape.inSupervisor(settings),
     exit: (code) => process.exit(code),
   });
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -417,29 +286,9 @@ async function runSupervisor(settings: Settings): Promise<void> {
   }
 }
 
-/** The `ratelimit` command: starts, and stops cleanly on SIGTERM or SIGINT. */
-export async function runFromCommandLine(): Promise<void> {
-  const index = workerIndex();
-  if (index === undefined) {
-    let settings: Settings;
-    try {
-      settings = loadSettings(process.env);
-    } catch (err: unknown) {
-      failStart(err);
-    }
-    if (settings.server.workers > 1) {
-      await runSupervisor(settings);
-      return;
-    }
-  }
-  let service: RunningService;
-  try {
-    service = await startService(index === undefined ? {} : { worker: { index } });
-  } catch (err: unknown) {
-    failStart(err);
-  }
-  if (index !== undefined) {
-    announceReady();
+/** Stops cleanly on SIGTERM or SIGINT; a worker also stops when its supervisor goes away. */
+function stopOnSignals(service: RunningService, isWorker: boolean): void {
+  if (isWorker) {
     // Without its supervisor a worker gets no more connections: drain and go.
     process.once('disconnect', () => {
       void service.stop().then(() => process.exit(0));
@@ -457,4 +306,40 @@ export async function runFromCommandLine(): Promise<void> {
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+}
+
+/**
+ * The `ratelimit` command. `--version` prints the name and version without reading settings;
+ * otherwise it starts (as the supervisor of WORKERS, or as one service process) and runs until
+ * SIGTERM or SIGINT. The only place besides settings/ that reads process.env.
+ */
+export async function runFromCommandLine(
+  argv: readonly string[] = process.argv.slice(2),
+): Promise<void> {
+  if (argv.includes('--version')) {
+    process.stdout.write(`${SERVICE_NAME} ${SERVICE_VERSION}\n`);
+    return;
+  }
+  const env = process.env;
+  const index = workerIndex(env);
+  if (index === undefined) {
+    let settings: Settings;
+    try {
+      settings = loadSettings(env);
+    } catch (err: unknown) {
+      failStart(err);
+    }
+    if (settings.server.workers > 1) {
+      await runSupervisor(settings);
+      return;
+    }
+  }
+  let service: RunningService;
+  try {
+    service = await startService(index === undefined ? { env } : { env, worker: { index } });
+  } catch (err: unknown) {
+    failStart(err);
+  }
+  if (index !== undefined) announceReady();
+  stopOnSignals(service, index !== undefined);
 }

@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { toStruct, type JsonObject } from '../../src/lib/struct';
 import { encodeConfig, TYPE_URL } from './proto';
 
 /** A resource as the ADS response carries it. */
@@ -17,21 +18,6 @@ type Obj = Record<string, unknown>;
 
 function isObj(value: unknown): value is Obj {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function structValue(value: unknown): Obj {
-  if (value === null || value === undefined) return { nullValue: 'NULL_VALUE' };
-  if (typeof value === 'number') return { numberValue: value };
-  if (typeof value === 'boolean') return { boolValue: value };
-  if (Array.isArray(value)) return { listValue: { values: value.map(structValue) } };
-  if (isObj(value)) return { structValue: struct(value) };
-  return { stringValue: text(value) };
-}
-
-function struct(object: Obj): Obj {
-  const fields: Obj = {};
-  for (const [key, value] of Object.entries(object)) fields[key] = structValue(value);
-  return { fields };
 }
 
 function text(value: unknown): string {
@@ -67,7 +53,8 @@ function descriptor(d: unknown): Obj {
   ] as const) {
     if (d[yamlKey] === true) out[protoKey] = true;
   }
-  if (isObj(d.metadata)) out.metadata = struct(d.metadata);
+  // YAML's core schema, which parse() reads, yields only JSON values.
+  if (isObj(d.metadata)) out.metadata = toStruct(d.metadata as JsonObject);
   return out;
 }
 

@@ -1,11 +1,10 @@
 // The simulator's view of api/: the ADS and RLS-config services, and RateLimitConfig encoding.
-import path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
-// The same api/ folder and loader options as the service: both sides speak one definition.
-import { API_DIR, loadApi } from '../../src/lib/proto';
+// The same api/ folder and loaders as the service, from src/lib, which imports nothing of the
+// service itself: both sides speak one definition, and the simulator stays independent.
+import { loadApi, messageType, RATE_LIMIT_CONFIG } from '../../src/lib/proto';
 
-export const TYPE_URL = 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
+export const TYPE_URL = RATE_LIMIT_CONFIG.typeUrl;
 
 export function loadServices(): { ads: grpc.ServiceDefinition; rlsConfig: grpc.ServiceDefinition } {
   const root = loadApi([
@@ -29,17 +28,8 @@ export function loadServices(): { ads: grpc.ServiceDefinition; rlsConfig: grpc.S
   };
 }
 
-let configType: protobuf.Type | undefined;
-
 /** Encodes a RateLimitConfig (camelCase fields) into the bytes of an Any's value. */
 export function encodeConfig(config: Record<string, unknown>): Uint8Array {
-  if (configType === undefined) {
-    const root = new protobuf.Root();
-    root.resolvePath = (_origin, target) =>
-      target.startsWith('google/protobuf/') ? target : path.join(API_DIR, target);
-    root.loadSync('ratelimit/config/ratelimit/v3/rls_conf.proto', { keepCase: false });
-    root.resolveAll();
-    configType = root.lookupType('ratelimit.config.ratelimit.v3.RateLimitConfig');
-  }
-  return configType.encode(configType.fromObject(config)).finish();
+  const type = messageType(RATE_LIMIT_CONFIG.file, RATE_LIMIT_CONFIG.name);
+  return type.encode(type.fromObject(config)).finish();
 }

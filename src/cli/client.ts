@@ -3,7 +3,7 @@ import { describeError } from '../lib/errors';
 import * as grpc from '@grpc/grpc-js';
 import { loadApi } from '../lib/proto';
 import { responseFromWire, responseToJson, type WireResponse } from '../server';
-import { parseOrExplain, type FlagSpec } from './flags';
+import { commandLineTool, type FlagSpec } from './flags';
 
 const FLAGS: readonly FlagSpec[] = [
   {
@@ -44,52 +44,45 @@ type RlsClient = grpc.Client & {
   ShouldRateLimit(request: unknown, options: grpc.CallOptions, callback: Callback): void;
 };
 
-/** Runs the client; returns the exit code. */
-export async function runClient(
-  argv: readonly string[],
-  out: NodeJS.WritableStream,
-  err: NodeJS.WritableStream,
-): Promise<number> {
-  const flags = parseOrExplain('ratelimit-client', argv, FLAGS, err);
-  if (flags === undefined) return 2;
+type RlsClientConstructor = new (address: string, creds: grpc.ChannelCredentials) => RlsClient;
+
+function connect(dialString: string): RlsClient {
+  const root = loadApi(['envoy/service/ratelimit/v3/rls.proto']) as unknown as {
+    envoy: { service: { ratelimit: { v3: { RateLimitService: RlsClientConstructor } } } };
+  };
+  const ClientClass = root.envoy.service.ratelimit.v3.RateLimitService;
+  return new ClientClass(dialString, grpc.credentials.createInsecure());
+}
+
+function shouldRateLimit(
+  client: RlsClient,
+  request: unknown,
+  timeoutSeconds: number,
+): Promise<WireResponse> {
+  return new Promise((resolve, reject) => {
+    client.ShouldRateLimit(request, { deadline: Date.now() + timeoutSeconds * 1000 }, (e, res) => {
+      if (e !== null) reject(e);
+      else resolve(res as WireResponse);
+    });
+  });
+}
+
+/** Runs the client; resolves with the exit code: 1 when the call fails, 2 for wrong flags. */
+export const runClient = commandLineTool('ratelimit-client', FLAGS, async (flags, out, err) => {
   const one = (name: string): string => flags.get(name)?.[0] ?? '';
   const hitsAddend = Number(one('hits_addend'));
-  const timeoutSeconds = Number(one('timeout'));
   if (!Number.isInteger(hitsAddend) || hitsAddend < 0) {
     err.write('-hits_addend must be a whole number of at least 0\n');
     return 2;
   }
-  const root = loadApi(['envoy/service/ratelimit/v3/rls.proto']);
-  const ClientClass = (
-    root as unknown as {
-      envoy: {
-        service: {
-          ratelimit: {
-            v3: {
-              RateLimitService: new (address: string, creds: grpc.ChannelCredentials) => RlsClient;
-            };
-          };
-        };
-      };
-    }
-  ).envoy.service.ratelimit.v3.RateLimitService;
-  const client = new ClientClass(one('dial_string'), grpc.credentials.createInsecure());
+  const client = connect(one('dial_string'));
   const request = {
     domain: one('domain'),
     descriptors: (flags.get('descriptors') ?? []).map((d) => ({ entries: parseDescriptor(d) })),
     hitsAddend,
   };
   try {
-    const response = await new Promise<WireResponse>((resolve, reject) => {
-      client.ShouldRateLimit(
-        request,
-        { deadline: Date.now() + timeoutSeconds * 1000 },
-        (e, res) => {
-          if (e !== null) reject(e);
-          else resolve(res as WireResponse);
-        },
-      );
-    });
+    const response = await shouldRateLimit(client, request, Number(one('timeout')));
     // The same proto3 JSON as POST /json answers.
     out.write(`${JSON.stringify(responseToJson(responseFromWire(response)), null, 2)}\n`);
     return 0;
@@ -102,4 +95,4 @@ export async function runClient(
   } finally {
     client.close();
   }
-}
+});

@@ -1,10 +1,10 @@
-// ratelimit-config-check: loads every *.yaml of a directory with the service's own loader.
+// ratelimit-config-check: loads a configuration directory exactly as the service's file provider does.
 import { describeError } from '../lib/errors';
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { compile, ConfigError, parseConfigFile, type ConfigDocument } from '../config';
+import { loadConfigDirectory, type DirectoryLoad } from '../provider';
 import { StatsStore } from '../stats';
-import { parseOrExplain, usage, type FlagSpec } from './flags';
+import { commandLineTool, flagIsTrue, usage, type FlagSpec } from './flags';
+
+const COMMAND = 'ratelimit-config-check';
 
 const FLAGS: readonly FlagSpec[] = [
   { name: 'config_dir', help: 'directory holding the rate limit configuration files' },
@@ -14,60 +14,64 @@ const FLAGS: readonly FlagSpec[] = [
     isBoolean: true,
     defaultValue: 'false',
   },
+  {
+    name: 'ignore_dot_files',
+    help: 'skip files and directories whose names start with a dot (RUNTIME_IGNOREDOTFILES)',
+    isBoolean: true,
+    defaultValue: 'false',
+  },
 ];
 
-/** Runs the check; returns the exit code. */
-export async function runConfigCheck(
-  argv: readonly string[],
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** Writes the outcome of a load; returns the exit code. */
+function report(
+  dir: string,
+  load: DirectoryLoad,
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
-): Promise<number> {
-  const flags = parseOrExplain('ratelimit-config-check', argv, FLAGS, err);
-  if (flags === undefined) return 2;
-  const dir = flags.get('config_dir')?.[0];
-  if (dir === undefined || dir === '') {
-    err.write(`-config_dir is required\n${usage('ratelimit-config-check', FLAGS)}`);
-    return 2;
-  }
-  const merge = ['true', '1', 't', 'TRUE', 'True'].includes(
-    flags.get('merge_domain_configs')?.[0] ?? 'false',
-  );
-  let names: string[];
-  try {
-    names = (await readdir(dir, { withFileTypes: true }))
-      .filter((d) => !d.isDirectory() && /\.ya?ml$/i.test(d.name))
-      .map((d) => d.name)
-      .sort();
-  } catch (e: unknown) {
-    err.write(`error opening directory ${dir}: ${describeError(e)}\n`);
-    return 1;
-  }
-  const documents: ConfigDocument[] = [];
-  const errors: ConfigError[] = [];
-  for (const name of names) {
-    const file = path.join(dir, name);
-    const parsed = parseConfigFile(file, await readFile(file, 'utf8'));
-    if (parsed instanceof ConfigError) errors.push(parsed);
-    else documents.push(parsed);
-  }
-  const result = compile(documents, {
-    stats: new StatsStore(false),
-    mergeDomainConfig: merge,
-    sanitizeDots: false,
-  });
-  if (!result.ok) errors.push(...result.errors);
-  for (const doc of documents)
-    for (const warning of doc.warnings) err.write(`warning: ${warning}\n`);
-  if (errors.length > 0 || !result.ok) {
-    for (const e of errors) err.write(`error: ${e.message}\n`);
+): number {
+  const { listing, outcome } = load;
+  for (const warning of outcome.warnings) err.write(`warning: ${warning}\n`);
+  if (!outcome.ok) {
+    for (const e of outcome.errors) err.write(`error: ${e.message}\n`);
     err.write(
-      `${errors.length} problem${errors.length === 1 ? '' : 's'} found; the configuration would be refused\n`,
+      `${plural(outcome.errors.length, 'problem')} found; the configuration would be refused\n`,
     );
     return 1;
   }
   out.write(
-    `checked ${names.length} file${names.length === 1 ? '' : 's'} in ${dir}: all rate limit configs ok\n`,
+    `checked ${plural(listing.files.length, 'file')} in ${dir}: all rate limit configs ok\n`,
   );
-  for (const domain of result.snapshot.domains) out.write(`domain: ${domain}\n`);
+  for (const domain of outcome.snapshot.domains) out.write(`domain: ${domain}\n`);
   return 0;
 }
+
+/**
+ * Runs the check; resolves with the exit code: 0 when the service would load the directory,
+ * 1 when it would refuse it or cannot read it, 2 for wrong flags.
+ */
+export const runConfigCheck = commandLineTool(COMMAND, FLAGS, async (flags, out, err) => {
+  const dir = flags.get('config_dir')?.[0];
+  if (dir === undefined || dir === '') {
+    err.write(`-config_dir is required\n${usage(COMMAND, FLAGS)}`);
+    return 2;
+  }
+  let load: DirectoryLoad;
+  try {
+    load = await loadConfigDirectory(dir, {
+      ignoreDotFiles: flagIsTrue(flags, 'ignore_dot_files'),
+      compile: {
+        stats: new StatsStore(false),
+        mergeDomainConfig: flagIsTrue(flags, 'merge_domain_configs'),
+        sanitizeDots: false,
+      },
+    });
+  } catch (e: unknown) {
+    err.write(`error opening directory ${dir}: ${describeError(e)}\n`);
+    return 1;
+  }
+  return report(dir, load, out, err);
+});

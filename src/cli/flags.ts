@@ -1,4 +1,5 @@
 // Go-style command-line flags (-name value, -name=value, --name), as the reference's tools take.
+import { parseGoBool } from '../lib/go-syntax';
 
 export interface FlagSpec {
   readonly name: string;
@@ -16,34 +17,52 @@ export class FlagError extends Error {
   }
 }
 
-/** Parses argv against the specs; every flag gets a list of values (defaults included). */
-export function parseFlags(
-  argv: readonly string[],
-  specs: readonly FlagSpec[],
-): Map<string, string[]> {
+/** Parsed flags: every flag's values, defaults included. */
+export type Flags = ReadonlyMap<string, readonly string[]>;
+
+/** The value of one flag argument, and how many arguments it took; or why it is wrong. */
+function valueOf(
+  spec: FlagSpec,
+  inline: string | undefined,
+  following: string | undefined,
+): { value: string; taken: number } | FlagError {
+  let value: string;
+  let taken = 1;
+  if (inline !== undefined) value = inline;
+  else if (spec.isBoolean === true) value = 'true';
+  else if (following === undefined) return new FlagError(`flag -${spec.name} needs a value`);
+  else {
+    value = following;
+    taken = 2;
+  }
+  if (spec.isBoolean === true && parseGoBool(value) === undefined)
+    return new FlagError(
+      `invalid boolean value ${JSON.stringify(value)} for -${spec.name}: parse error`,
+    );
+  return { value, taken };
+}
+
+/**
+ * Parses argv against the specs; every flag gets a list of values (defaults included).
+ * Returns the FlagError of the first wrong argument instead.
+ */
+export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[]): Flags | FlagError {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const values = new Map<string, string[]>();
-  for (let i = 0; i < argv.length; i++) {
+  for (let i = 0; i < argv.length;) {
     const arg = argv[i] ?? '';
     if (!arg.startsWith('-') || arg === '-' || arg === '--')
-      throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
+      return new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
     const body = arg.replace(/^--?/, '');
     const eq = body.indexOf('=');
     const name = eq < 0 ? body : body.slice(0, eq);
     const spec = byName.get(name);
-    if (spec === undefined) throw new FlagError(`unknown flag -${name}`);
-    let value: string;
-    if (eq >= 0) value = body.slice(eq + 1);
-    else if (spec.isBoolean === true) value = 'true';
-    else {
-      const next = argv[i + 1];
-      if (next === undefined) throw new FlagError(`flag -${name} needs a value`);
-      value = next;
-      i += 1;
-    }
-    const list = values.get(name) ?? [];
-    if (list.length > 0 && spec.isRepeatable !== true) list.length = 0;
-    list.push(value);
+    if (spec === undefined) return new FlagError(`unknown flag -${name}`);
+    const parsed = valueOf(spec, eq < 0 ? undefined : body.slice(eq + 1), argv[i + 1]);
+    if (parsed instanceof FlagError) return parsed;
+    i += parsed.taken;
+    const list = spec.isRepeatable === true ? (values.get(name) ?? []) : [];
+    list.push(parsed.value);
     values.set(name, list);
   }
   for (const spec of specs) {
@@ -51,6 +70,11 @@ export function parseFlags(
       values.set(spec.name, [spec.defaultValue]);
   }
   return values;
+}
+
+/** A boolean flag's value; parseFlags has checked that it reads as Go's booleans do. */
+export function flagIsTrue(flags: Flags, name: string): boolean {
+  return parseGoBool(flags.get(name)?.[0] ?? 'false') === true;
 }
 
 /** Usage text listing every flag. */
@@ -62,21 +86,25 @@ export function usage(command: string, specs: readonly FlagSpec[]): string {
   return `usage: ${command} [flags]\n${lines.join('\n')}\n`;
 }
 
-/**
- * Parses argv, or writes the problem and the usage to `err` and returns undefined (the
- * caller exits 2).
- */
-export function parseOrExplain(
-  command: string,
+/** A command-line tool: takes argv and the output streams, resolves with the exit code. */
+export type CommandLineTool = (
   argv: readonly string[],
-  specs: readonly FlagSpec[],
+  out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
-): Map<string, string[]> | undefined {
-  try {
-    return parseFlags(argv, specs);
-  } catch (e: unknown) {
-    if (!(e instanceof FlagError)) throw e;
-    err.write(`${e.message}\n${usage(command, specs)}`);
-    return undefined;
-  }
+) => Promise<number>;
+
+/** A tool that parses its flags first: wrong ones are explained with the usage and exit 2. */
+export function commandLineTool(
+  command: string,
+  specs: readonly FlagSpec[],
+  run: (flags: Flags, out: NodeJS.WritableStream, err: NodeJS.WritableStream) => Promise<number>,
+): CommandLineTool {
+  return async (argv, out, err) => {
+    const flags = parseFlags(argv, specs);
+    if (flags instanceof FlagError) {
+      err.write(`${flags.message}\n${usage(command, specs)}`);
+      return 2;
+    }
+    return run(flags, out, err);
+  };
 }

@@ -3,13 +3,10 @@
 // dies, serves the Prometheus scrape for all of them and stops them on SIGTERM or SIGINT.
 // It opens no backend and loads no configuration itself.
 import cluster, { type Worker } from 'node:cluster';
-import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
+import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { createMetricsServer } from '../server';
-import type { Settings } from '../settings';
 import {
   WORKER_INDEX_VARIABLE,
   isToSupervisor,
@@ -25,9 +22,27 @@ const SCRAPE_TIMEOUT_MS = 5_000;
 /** How long workers have to drain after SIGTERM before they are killed. */
 const STOP_TIMEOUT_MS = 20_000;
 
+/** The exposition text of a scrape. */
+export type Scrape = () => Promise<{ contentType: string; body: string }>;
+
+/** A listener the supervisor opened, as the composition root hands it back. */
+export interface MetricsListener {
+  /** Where it listens, for the log. */
+  readonly address: string;
+  close(drainMs: number): Promise<void>;
+}
+
 export interface SupervisorOptions {
-  readonly settings: Settings;
+  /** How many workers to fork (WORKERS). */
+  readonly workers: number;
   readonly logger: Logger;
+  /** Times the restart window (a worker that keeps dying stops the service). */
+  readonly clock: Clock;
+  /**
+   * Opens the one Prometheus listener for all workers, answering with `scrape` (the workers'
+   * metrics summed); undefined when Prometheus is off.
+   */
+  readonly serveMetrics: ((scrape: Scrape) => Promise<MetricsListener>) | undefined;
   /** Called with the exit code once every worker is gone. */
   readonly exit: (code: number) => void;
 }
@@ -42,7 +57,7 @@ export class Supervisor {
   private readonly restarts: number[] = [];
   private isStopping = false;
   private exitCode = 0;
-  private metricsServer: http.Server | undefined;
+  private metricsListener: MetricsListener | undefined;
   private nextScrape = 1;
   private readonly scrapes = new Map<
     number,
@@ -53,34 +68,15 @@ export class Supervisor {
 
   /** Forks the workers; resolves once every one of them listens. */
   async start(): Promise<void> {
-    const { settings, logger } = this.options;
-    const count = settings.server.workers;
-    const ready = Array.from({ length: count }, (_, index) => this.fork(index));
+    const { workers, logger, serveMetrics } = this.options;
+    const ready = Array.from({ length: workers }, (_, index) => this.fork(index));
     await Promise.all(ready);
-    const prometheus = settings.stats.enabled
-      ? settings.stats.sinks.find((s) => s.type === 'prometheus')
-      : undefined;
-    if (prometheus !== undefined) {
-      this.metricsServer = createMetricsServer(prometheus.path, { render: () => this.scrape() });
-      const port = await new Promise<number>((resolve, reject) => {
-        const server = this.metricsServer;
-        if (server === undefined) return;
-        server.once('error', (err) => {
-          reject(
-            new Error(
-              `cannot listen for Prometheus metrics on ${prometheus.host}:${prometheus.port}: ${err.message}`,
-            ),
-          );
-        });
-        server.listen(prometheus.port, prometheus.host, () => {
-          resolve((server.address() as AddressInfo).port);
-        });
-      });
-      logger.warn('serving metrics of all workers', {
-        metrics: `${prometheus.host}:${port}${prometheus.path}`,
-      });
+    if (serveMetrics !== undefined) {
+      const listener = await serveMetrics(() => this.scrape());
+      this.metricsListener = listener;
+      logger.warn('serving metrics of all workers', { metrics: listener.address });
     }
-    logger.warn('workers listening', { workers: count });
+    logger.warn('workers listening', { workers });
   }
 
   private fork(index: number): Promise<void> {
@@ -117,7 +113,7 @@ export class Supervisor {
   }
 
   private replace(index: number, how: string): void {
-    const now = Date.now();
+    const now = this.options.clock.nowMs();
     while (this.restarts.length > 0 && (this.restarts[0] ?? 0) < now - RESTART_WINDOW_MS)
       this.restarts.shift();
     if (this.restarts.length >= MAX_RESTARTS_IN_WINDOW) {
@@ -177,7 +173,7 @@ export class Supervisor {
     if (code !== 0) this.exitCode = code;
     if (this.isStopping) return;
     this.isStopping = true;
-    this.metricsServer?.close();
+    void this.metricsListener?.close(0);
     for (const { worker } of this.slots.values()) worker.process.kill('SIGTERM');
     setTimeout(() => {
       for (const { worker } of this.slots.values()) worker.process.kill('SIGKILL');

@@ -7,8 +7,11 @@ import {
   type WorkerMetrics,
 } from './messages';
 
-/** This process's worker index when a supervisor forked it; undefined otherwise. */
-export function workerIndex(env: NodeJS.ProcessEnv = process.env): number | undefined {
+/**
+ * This process's worker index when a supervisor forked it (the variable is set and the IPC
+ * channel is open); undefined otherwise. The command-line entry passes its environment.
+ */
+export function workerIndex(env: Readonly<Record<string, string | undefined>>): number | undefined {
   const raw = env[WORKER_INDEX_VARIABLE];
   if (raw === undefined || process.send === undefined) return undefined;
   const index = Number(raw);

@@ -1,10 +1,12 @@
 // Compiles parsed documents into an immutable ConfigSnapshot, collecting every refusal.
+import { deepFreeze } from '../lib/freeze';
 import type { RuleStatsFactory } from '../stats';
-import type { ConfigDocument, DescriptorDoc } from './document';
+import type { ConfigDocument, DescriptorDoc, RateLimitPolicyDoc } from './document';
 import { ConfigError, type SourcePosition } from './errors';
 import { CompiledSnapshot, type DescriptorNode, type KeyEntry, type Level } from './snapshot';
+import { entrySegment, segmenter, type Segmenter } from './stat-key';
 import type { ConfigSnapshot, MatchedLimit, RateLimitRule } from './types';
-import { parseUnit } from './units';
+import { parseUnit, type Unit } from './units';
 import { wildcardParts } from './wildcard';
 
 export interface CompileOptions {
@@ -19,20 +21,45 @@ export type CompileResult =
   | { readonly ok: true; readonly snapshot: ConfigSnapshot }
   | { readonly ok: false; readonly errors: readonly ConfigError[] };
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value as object)) deepFreeze(inner);
+/** Where in the tree a descriptor list is compiled. */
+interface Place {
+  readonly doc: ConfigDocument;
+  readonly level: Level;
+  /** The statistics key of the parent, with its trailing dot: `domain.` at the top. */
+  readonly parentKey: string;
+}
+
+function keyEntryOf(level: Level, key: string): KeyEntry {
+  let keyEntry = level.get(key);
+  if (keyEntry === undefined) {
+    keyEntry = { exact: new Map(), wildcards: [], keyOnly: undefined };
+    level.set(key, keyEntry);
   }
-  return value;
+  return keyEntry;
+}
+
+function isTaken(
+  keyEntry: KeyEntry,
+  d: DescriptorDoc,
+  parts: readonly string[] | undefined,
+): boolean {
+  if (d.value === undefined) return keyEntry.keyOnly !== undefined;
+  if (parts === undefined) return keyEntry.exact.has(d.value);
+  return keyEntry.wildcards.some((w) => w.value === d.value);
+}
+
+function place(keyEntry: KeyEntry, node: DescriptorNode): void {
+  if (node.value === undefined) keyEntry.keyOnly = node;
+  else if (node.wildcardParts === undefined) keyEntry.exact.set(node.value, node);
+  else keyEntry.wildcards.push(node);
 }
 
 class Compiler {
   readonly errors: ConfigError[] = [];
-  private readonly segment: (text: string) => string;
+  private readonly segment: Segmenter;
 
   constructor(private readonly options: CompileOptions) {
-    this.segment = options.sanitizeDots ? (t) => t.replace(/\./g, '_') : (t) => t;
+    this.segment = segmenter(options.sanitizeDots);
   }
 
   private fail(
@@ -45,42 +72,30 @@ class Compiler {
     this.errors.push(new ConfigError(code, doc.source, reason, position));
   }
 
+  /** The problem of the rate_limit block, or undefined when it has none. */
+  private policyProblem(policy: RateLimitPolicyDoc, unit: Unit | undefined) {
+    if (policy.unlimited && unit !== undefined)
+      return ['UNLIMITED_WITH_UNIT', 'should not specify rate limit unit when unlimited'] as const;
+    if (!policy.unlimited && unit === undefined)
+      return ['INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`] as const;
+    for (const replaced of policy.replaces) {
+      if (replaced === '')
+        return ['EMPTY_REPLACES', 'should not have an empty replaces entry'] as const;
+      if (replaced === policy.name)
+        return ['SELF_REPLACES', 'replaces should not contain name of same descriptor'] as const;
+    }
+    return undefined;
+  }
+
   private rule(doc: ConfigDocument, d: DescriptorDoc, statKey: string): RateLimitRule | undefined {
     const policy = d.rateLimit;
     if (policy === undefined) return undefined;
-    // Problems of the rate_limit block point at the block, not at the descriptor.
-    const at = policy.position ?? d.position;
     const unit = policy.unit === undefined ? undefined : parseUnit(policy.unit);
-    if (policy.unlimited) {
-      if (unit !== undefined) {
-        this.fail(
-          doc,
-          'UNLIMITED_WITH_UNIT',
-          'should not specify rate limit unit when unlimited',
-          d,
-          at,
-        );
-        return undefined;
-      }
-    } else if (unit === undefined) {
-      this.fail(doc, 'INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, d, at);
+    const problem = this.policyProblem(policy, unit);
+    if (problem !== undefined) {
+      // Problems of the rate_limit block point at the block, not at the descriptor.
+      this.fail(doc, problem[0], problem[1], d, policy.position ?? d.position);
       return undefined;
-    }
-    for (const replaced of policy.replaces) {
-      if (replaced === '') {
-        this.fail(doc, 'EMPTY_REPLACES', 'should not have an empty replaces entry', d, at);
-        return undefined;
-      }
-      if (replaced === policy.name) {
-        this.fail(
-          doc,
-          'SELF_REPLACES',
-          'replaces should not contain name of same descriptor',
-          d,
-          at,
-        );
-        return undefined;
-      }
     }
     return deepFreeze({
       statKey,
@@ -96,78 +111,78 @@ class Compiler {
     });
   }
 
-  load(
+  /** Refuses a descriptor that cannot take its place at this level; true when it did. */
+  private refuses(
+    at: Place,
+    d: DescriptorDoc,
+    parts: readonly string[] | undefined,
+    statKey: string,
+  ): boolean {
+    if (isTaken(keyEntryOf(at.level, d.key), d, parts)) {
+      this.fail(
+        at.doc,
+        'DUPLICATE_DESCRIPTOR',
+        `duplicate descriptor composite key '${statKey}'`,
+        d,
+      );
+      return true;
+    }
+    if (d.shareThreshold && parts === undefined) {
+      this.fail(
+        at.doc,
+        'SHARE_THRESHOLD_WITHOUT_WILDCARD',
+        `share_threshold can only be used with wildcard values (containing '*'), but found key '${d.key}${d.value === undefined ? '' : `_${d.value}`}'`,
+        d,
+      );
+      return true;
+    }
+    return false;
+  }
+
+  /** The compiled node of one descriptor, its children compiled below it. */
+  private node(
     doc: ConfigDocument,
-    level: Level,
-    parentKey: string,
-    descriptors: readonly DescriptorDoc[],
-  ): void {
+    d: DescriptorDoc,
+    parts: readonly string[] | undefined,
+    statKey: string,
+  ): DescriptorNode {
+    const rule = this.rule(doc, d, statKey);
+    let children: Level | undefined;
+    if (d.descriptors.length > 0) {
+      children = new Map();
+      this.load({ doc, level: children, parentKey: `${statKey}.` }, d.descriptors);
+    }
+    const defaultMatch: MatchedLimit | undefined =
+      rule === undefined
+        ? undefined
+        : Object.freeze({
+            rule,
+            stats: this.options.stats.forRule(statKey),
+            sharedValues: undefined,
+          });
+    return Object.freeze({
+      key: d.key,
+      value: d.value,
+      wildcardParts: parts,
+      rule,
+      defaultMatch,
+      children,
+      isValueToMetric: d.valueToMetric,
+      isShareThreshold: d.shareThreshold,
+    });
+  }
+
+  /** Compiles a list of descriptors into one level, recording every problem. */
+  load(at: Place, descriptors: readonly DescriptorDoc[]): void {
     for (const d of descriptors) {
       if (d.key === '') {
-        this.fail(doc, 'EMPTY_KEY', 'descriptor has empty key', d);
+        this.fail(at.doc, 'EMPTY_KEY', 'descriptor has empty key', d);
         continue;
       }
-      const statKey =
-        parentKey +
-        this.segment(d.key) +
-        (d.value === undefined ? '' : `_${this.segment(d.value)}`);
-      let keyEntry: KeyEntry | undefined = level.get(d.key);
-      if (keyEntry === undefined) {
-        keyEntry = { exact: new Map(), wildcards: [], keyOnly: undefined };
-        level.set(d.key, keyEntry);
-      }
+      const statKey = at.parentKey + entrySegment(this.segment, d.key, d.value);
       const parts = d.value === undefined ? undefined : wildcardParts(d.value);
-      const isDuplicate =
-        d.value === undefined
-          ? keyEntry.keyOnly !== undefined
-          : parts === undefined
-            ? keyEntry.exact.has(d.value)
-            : keyEntry.wildcards.some((w) => w.value === d.value);
-      if (isDuplicate) {
-        this.fail(
-          doc,
-          'DUPLICATE_DESCRIPTOR',
-          `duplicate descriptor composite key '${statKey}'`,
-          d,
-        );
-        continue;
-      }
-      if (d.shareThreshold && parts === undefined) {
-        this.fail(
-          doc,
-          'SHARE_THRESHOLD_WITHOUT_WILDCARD',
-          `share_threshold can only be used with wildcard values (containing '*'), but found key '${d.key}${d.value === undefined ? '' : `_${d.value}`}'`,
-          d,
-        );
-        continue;
-      }
-      const rule = this.rule(doc, d, statKey);
-      let children: Level | undefined;
-      if (d.descriptors.length > 0) {
-        children = new Map();
-        this.load(doc, children, `${statKey}.`, d.descriptors);
-      }
-      const defaultMatch: MatchedLimit | undefined =
-        rule === undefined
-          ? undefined
-          : Object.freeze({
-              rule,
-              stats: this.options.stats.forRule(statKey),
-              sharedValues: undefined,
-            });
-      const node: DescriptorNode = Object.freeze({
-        key: d.key,
-        value: d.value,
-        wildcardParts: parts,
-        rule,
-        defaultMatch,
-        children,
-        isValueToMetric: d.valueToMetric,
-        isShareThreshold: d.shareThreshold,
-      });
-      if (d.value === undefined) keyEntry.keyOnly = node;
-      else if (parts === undefined) keyEntry.exact.set(d.value, node);
-      else keyEntry.wildcards.push(node);
+      if (this.refuses(at, d, parts, statKey)) continue;
+      place(keyEntryOf(at.level, d.key), this.node(at.doc, d, parts, statKey));
     }
   }
 }
@@ -204,7 +219,7 @@ export function compile(
       level = new Map();
       tree.set(doc.domain, level);
     }
-    compiler.load(doc, level, `${doc.domain}.`, doc.descriptors);
+    compiler.load({ doc, level, parentKey: `${doc.domain}.` }, doc.descriptors);
   }
   if (compiler.errors.length > 0) return { ok: false, errors: Object.freeze([...compiler.errors]) };
   return { ok: true, snapshot: new CompiledSnapshot(tree, options) };

@@ -1,10 +1,10 @@
 // The file format's shape after parsing and type checking, before compilation.
 import type { SourcePosition } from './errors';
 
-/** JSON-compatible metadata attached to a descriptor. */
-export type JsonValue =
-  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+import type { JsonObject } from '../lib/struct';
+
+// JSON values live in lib, beside their Struct conversion; config keeps exporting them.
+export type { JsonObject, JsonValue } from '../lib/struct';
 
 export interface RateLimitPolicyDoc {
   readonly unit: string | undefined;

@@ -1,6 +1,7 @@
 // Configuration: the file format, compilation into immutable snapshots, and matching.
 export { parseConfigFile } from './yaml-loader';
 export { compile, type CompileOptions, type CompileResult } from './compile';
+export { compileSources, type LoadOutcome, type ParsedSource } from './load';
 export {
   ConfigError,
   CONFIG_ERROR_CODES,

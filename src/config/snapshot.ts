@@ -1,6 +1,7 @@
 // The compiled descriptor tree and the matching rules of SPEC.md over it.
 import type { RuleStatsFactory } from '../stats';
 import type { ConfigSnapshot, DescriptorQuery, MatchedLimit, RateLimitRule } from './types';
+import { entrySegment, segmenter, type Segmenter } from './stat-key';
 import { matchesWildcard } from './wildcard';
 
 /** One configured descriptor. */
@@ -50,22 +51,20 @@ const SCRATCH_NODES: DescriptorNode[] = [];
 
 export class CompiledSnapshot implements ConfigSnapshot {
   readonly domains: readonly string[];
+  /** A key or value as it appears in a statistics key. */
+  private readonly segment: Segmenter;
 
   constructor(
     private readonly tree: ReadonlyMap<string, Level>,
     private readonly options: SnapshotOptions,
   ) {
     this.domains = Object.freeze([...tree.keys()].sort());
+    this.segment = segmenter(options.sanitizeDots);
     Object.freeze(this);
   }
 
   hasDomain(domain: string): boolean {
     return this.tree.has(domain);
-  }
-
-  /** A statistics key segment for a key or value. */
-  segment(text: string): string {
-    return this.options.sanitizeDots ? text.replace(/\./g, '_') : text;
   }
 
   findLimit(domain: string, descriptor: DescriptorQuery): MatchedLimit | undefined {
@@ -163,8 +162,7 @@ export class CompiledSnapshot implements ConfigSnapshot {
           value = sharedValues?.[i] ?? (node.isValueToMetric ? entry.value : node.value);
         else if (via === Via.Value) value = entry.value;
         else value = node.isValueToMetric ? entry.value : undefined;
-        key += `.${this.segment(entry.key)}`;
-        if (value !== undefined && value !== '') key += `_${this.segment(value)}`;
+        key += `.${entrySegment(this.segment, entry.key, value)}`;
       }
       if (key === rule.statKey)
         return sharedValues === undefined
@@ -179,12 +177,8 @@ export class CompiledSnapshot implements ConfigSnapshot {
     const limit = descriptor.limit;
     if (limit === undefined) return undefined;
     let key = domain;
-    let sep = '.';
-    for (const entry of descriptor.entries) {
-      key += sep + this.segment(entry.key);
-      if (entry.value !== '') key += `_${this.segment(entry.value)}`;
-      sep = '.';
-    }
+    for (const entry of descriptor.entries)
+      key += `.${entrySegment(this.segment, entry.key, entry.value)}`;
     const rule: RateLimitRule = {
       statKey: key,
       requestsPerUnit: limit.requestsPerUnit,

@@ -1,25 +1,10 @@
-// Parses and type-checks one configuration file, refusing it exactly where the reference does.
-import {
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  parseDocument,
-  type Document,
-  type Node as YamlNode,
-  type Scalar,
-} from 'yaml';
-import type {
-  ConfigDocument,
-  DescriptorDoc,
-  JsonObject,
-  JsonValue,
-  RateLimitPolicyDoc,
-} from './document';
-import { ConfigError, type SourcePosition } from './errors';
+// The configuration file format: which keys mean what, where; refusals exactly where the reference's.
+import { isMap, LineCounter, parseDocument } from 'yaml';
+import type { ConfigDocument, DescriptorDoc, JsonObject, RateLimitPolicyDoc } from './document';
+import { ConfigError } from './errors';
+import { YamlReader, type Entry, type YamlNode } from './yaml-reader';
 
-const VALID_KEYS = new Set([
+const VALID_KEYS: ReadonlySet<string> = new Set([
   'domain',
   'key',
   'value',
@@ -38,336 +23,186 @@ const VALID_KEYS = new Set([
   'metadata',
 ]);
 
-const MAX_UINT32 = 4294967295;
+/** Reads one field into a draft; returns the refusal when its value is wrong. */
+type FieldReader<D> = (reader: YamlReader, field: Entry, draft: D) => ConfigError | undefined;
 
-/** The text of a scalar as written in the file. */
-function scalarText(node: Scalar): string {
-  if (typeof node.source === 'string') return node.source;
-  const v = node.value;
-  return typeof v === 'string' ||
-    typeof v === 'number' ||
-    typeof v === 'boolean' ||
-    typeof v === 'bigint'
-    ? String(v)
-    : '';
+/** The fields a map may hold, and where it is (for the warning about any other known key). */
+interface Fields<D> {
+  readonly where: string;
+  readonly readers: ReadonlyMap<string, FieldReader<D>>;
 }
 
-/** Thrown inside the loader to stop at the first problem of a file, as the reference does. */
-class Refusal extends Error {
-  constructor(readonly error: ConfigError) {
-    super(error.message);
-  }
+/** Hands a read value to `assignTo`, or passes the refusal on. */
+function assign<T>(value: T | ConfigError, assignTo: (value: T) => void): ConfigError | undefined {
+  if (value instanceof ConfigError) return value;
+  assignTo(value);
+  return undefined;
 }
 
-interface Entry {
-  readonly key: string;
-  readonly node: YamlNode | null;
-  readonly position: SourcePosition | undefined;
+/** Reads the fields of the map `node` into `draft`, stopping at the first refusal. */
+function readFields<D>(
+  reader: YamlReader,
+  node: YamlNode | null,
+  fields: Fields<D>,
+  draft: D,
+): ConfigError | undefined {
+  const entries = reader.entries(node);
+  if (entries instanceof ConfigError) return entries;
+  for (const field of entries) {
+    const read = fields.readers.get(field.key);
+    if (read === undefined) {
+      reader.misplaced(field, fields.where);
+      continue;
+    }
+    const refusal = read(reader, field, draft);
+    if (refusal !== undefined) return refusal;
+  }
+  return undefined;
 }
 
-class FileReader {
-  readonly warnings: string[] = [];
-
-  constructor(
-    private readonly source: string,
-    private readonly doc: Document,
-    private readonly lines: LineCounter,
-  ) {}
-
-  /**
-   * The reference accepts a known key in the wrong place and ignores it; so do we, so that its
-   * files load unchanged, but we say so, because it is nearly always a mistake.
-   */
-  misplaced(entry: Entry, where: string): void {
-    const at =
-      entry.position === undefined
-        ? ''
-        : ` (line ${entry.position.line}, column ${entry.position.column})`;
-    this.warnings.push(
-      `${this.source}: key '${entry.key}' has no meaning ${where} and is ignored${at}`,
-    );
+/** Reads every map of a list with `read`, stopping at the first refusal. */
+function readList<T>(
+  reader: YamlReader,
+  entry: Entry,
+  read: (node: YamlNode | null) => T | ConfigError,
+): T[] | ConfigError {
+  const nodes = reader.listOfMaps(entry);
+  if (nodes instanceof ConfigError) return nodes;
+  const out: T[] = [];
+  for (const node of nodes) {
+    const item = read(node);
+    if (item instanceof ConfigError) return item;
+    out.push(item);
   }
-
-  refuse(code: ConfigError['code'], reason: string, node?: YamlNode | null): never {
-    throw new Refusal(new ConfigError(code, this.source, reason, this.position(node)));
-  }
-
-  position(node: YamlNode | null | undefined): SourcePosition | undefined {
-    const offset = node?.range?.[0];
-    if (offset === undefined) return undefined;
-    const pos = this.lines.linePos(offset);
-    return { line: pos.line, column: pos.col };
-  }
-
-  resolve(node: unknown): YamlNode | null {
-    if (node === null || node === undefined) return null;
-    if (isAlias(node)) return (node.resolve(this.doc) as YamlNode | undefined) ?? null;
-    return node as YamlNode;
-  }
-
-  private describe(node: YamlNode | null): string {
-    if (node === null) return 'nothing';
-    if (isMap(node)) return 'a map';
-    if (isSeq(node)) return 'a list';
-    if (isScalar(node)) return JSON.stringify(scalarText(node));
-    return 'an unknown node';
-  }
-
-  /** The entries of a map, with keys checked against the accepted keys. */
-  entries(node: YamlNode | null): Entry[] {
-    if (node === null) return [];
-    if (!isMap(node))
-      this.refuse('BAD_VALUE', `config error, expected a map, got ${this.describe(node)}`, node);
-    const out: Entry[] = [];
-    for (const pair of node.items) {
-      const keyNode = this.resolve(pair.key);
-      // YAML 1.1 merge keys, which the reference's YAML library honours: explicit keys win.
-      if (isScalar(keyNode) && typeof keyNode.value === 'symbol' && keyNode.source === '<<') {
-        const valueNode = this.resolve(pair.value);
-        const sources = isSeq(valueNode)
-          ? valueNode.items.map((i) => this.resolve(i))
-          : [valueNode];
-        for (const merged of sources.reverse()) {
-          for (const entry of this.entries(merged)) {
-            if (!node.items.some((p) => isScalar(p.key) && p.key.value === entry.key))
-              out.push(entry);
-          }
-        }
-        continue;
-      }
-      if (!isScalar(keyNode) || typeof keyNode.value !== 'string') {
-        const shown = isScalar(keyNode)
-          ? String(keyNode.source ?? keyNode.value)
-          : this.describe(keyNode);
-        this.refuse('KEY_NOT_STRING', `config error, key is not of type string: ${shown}`, keyNode);
-      }
-      const key = keyNode.value;
-      const valueNode = this.resolve(pair.value);
-      if (!VALID_KEYS.has(key))
-        this.refuse('UNKNOWN_KEY', `config error, unknown key '${key}'`, keyNode);
-      out.push({ key, node: valueNode, position: this.position(keyNode) });
-    }
-    return out;
-  }
-
-  /** A list whose items must all be maps. */
-  listOfMaps(entry: Entry): (YamlNode | null)[] {
-    const node = entry.node;
-    if (node === null) return [];
-    if (!isSeq(node)) {
-      this.refuse(
-        'BAD_VALUE',
-        `config error, '${entry.key}' must be a list, got ${this.describe(node)}`,
-        node,
-      );
-    }
-    return node.items.map((item) => {
-      const resolved = this.resolve(item);
-      if (!isMap(resolved)) {
-        this.refuse(
-          'LIST_NOT_MAPS',
-          `config error, yaml file contains list of type other than map: ${this.describe(resolved)}`,
-          resolved,
-        );
-      }
-      return resolved;
-    });
-  }
-
-  /** A string field; numbers and booleans count as their source text, as the reference reads them. */
-  string(entry: Entry): string {
-    const node = entry.node;
-    if (node === null) return '';
-    if (!isScalar(node)) {
-      this.refuse(
-        'BAD_VALUE',
-        `config error, '${entry.key}' must be a string, got ${this.describe(node)}`,
-        node,
-      );
-    }
-    if (typeof node.value === 'string') return node.value;
-    if (node.value === null) return '';
-    return scalarText(node);
-  }
-
-  bool(entry: Entry): boolean {
-    const node = entry.node;
-    if (node === null) return false;
-    if (!isScalar(node) || typeof node.value !== 'boolean') {
-      this.refuse(
-        'BAD_VALUE',
-        `config error, '${entry.key}' must be true or false, got ${this.describe(node)}`,
-        node,
-      );
-    }
-    return node.value;
-  }
-
-  uint32(entry: Entry): number {
-    const node = entry.node;
-    if (node === null) return 0;
-    if (
-      !isScalar(node) ||
-      typeof node.value !== 'number' ||
-      !Number.isInteger(node.value) ||
-      node.value < 0 ||
-      node.value > MAX_UINT32
-    ) {
-      this.refuse(
-        'BAD_VALUE',
-        `config error, '${entry.key}' must be a whole number from 0 to ${MAX_UINT32}, got ${this.describe(node)}`,
-        node,
-      );
-    }
-    return node.value;
-  }
-
-  json(node: YamlNode | null): JsonValue {
-    if (node === null) return null;
-    if (isMap(node)) {
-      const out: JsonObject = {};
-      for (const pair of node.items) {
-        const keyNode = this.resolve(pair.key);
-        const key = isScalar(keyNode) ? String(keyNode.value) : '';
-        out[key] = this.json(this.resolve(pair.value));
-      }
-      return out;
-    }
-    if (isSeq(node)) return node.items.map((i) => this.json(this.resolve(i)));
-    if (isScalar(node)) {
-      const v = node.value;
-      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null)
-        return v;
-      if (typeof v === 'bigint') return Number(v);
-      return scalarText(node);
-    }
-    return null;
-  }
+  return out;
 }
 
-function readPolicy(reader: FileReader, entry: Entry): RateLimitPolicyDoc | undefined {
+type PolicyDraft = { -readonly [K in keyof RateLimitPolicyDoc]: RateLimitPolicyDoc[K] };
+
+const REPLACES_ENTRY: Fields<{ name: string }> = {
+  where: 'in a replaces entry',
+  readers: new Map([['name', (r, f, d) => assign(r.string(f), (v) => (d.name = v))]]),
+};
+
+const POLICY: Fields<PolicyDraft> = {
+  where: 'in rate_limit',
+  readers: new Map<string, FieldReader<PolicyDraft>>([
+    ['unit', (r, f, d) => assign(r.string(f), (v) => (d.unit = v))],
+    ['requests_per_unit', (r, f, d) => assign(r.uint32(f), (v) => (d.requestsPerUnit = v))],
+    ['unlimited', (r, f, d) => assign(r.bool(f), (v) => (d.unlimited = v))],
+    ['name', (r, f, d) => assign(r.string(f), (v) => (d.name = v))],
+    ['replaces', (r, f, d) => assign(readReplaces(r, f), (v) => (d.replaces = v))],
+  ]),
+};
+
+/** The names a rule replaces, one map `{ name }` each. */
+function readReplaces(reader: YamlReader, entry: Entry): string[] | ConfigError {
+  return readList(reader, entry, (node) => {
+    const replaced = { name: '' };
+    return readFields(reader, node, REPLACES_ENTRY, replaced) ?? replaced.name;
+  });
+}
+
+function readPolicy(
+  reader: YamlReader,
+  entry: Entry,
+): RateLimitPolicyDoc | undefined | ConfigError {
   if (entry.node === null) return undefined;
-  let unit: string | undefined;
-  let requestsPerUnit = 0;
-  let unlimited = false;
-  let name: string | undefined;
-  const replaces: string[] = [];
-  for (const field of reader.entries(entry.node)) {
-    switch (field.key) {
-      case 'unit':
-        unit = reader.string(field);
-        break;
-      case 'requests_per_unit':
-        requestsPerUnit = reader.uint32(field);
-        break;
-      case 'unlimited':
-        unlimited = reader.bool(field);
-        break;
-      case 'name':
-        name = reader.string(field);
-        break;
-      case 'replaces':
-        for (const item of reader.listOfMaps(field)) {
-          let replaced = '';
-          for (const r of reader.entries(item)) {
-            if (r.key === 'name') replaced = reader.string(r);
-            else reader.misplaced(r, 'in a replaces entry');
-          }
-          replaces.push(replaced);
-        }
-        break;
-      default:
-        reader.misplaced(field, 'in rate_limit');
-    }
-  }
-  return {
-    unit: unit === '' ? undefined : unit,
-    requestsPerUnit,
-    unlimited,
-    name: name === '' ? undefined : name,
-    replaces,
+  const draft: PolicyDraft = {
+    unit: undefined,
+    requestsPerUnit: 0,
+    unlimited: false,
+    name: undefined,
+    replaces: [],
     position: reader.position(entry.node),
+  };
+  const refusal = readFields(reader, entry.node, POLICY, draft);
+  if (refusal !== undefined) return refusal;
+  return {
+    ...draft,
+    unit: draft.unit === '' ? undefined : draft.unit,
+    name: draft.name === '' ? undefined : draft.name,
   };
 }
 
-function readDescriptor(reader: FileReader, node: YamlNode | null): DescriptorDoc {
-  let key = '';
-  let value: string | undefined;
-  let rateLimit: RateLimitPolicyDoc | undefined;
-  let descriptors: DescriptorDoc[] = [];
-  const flags = {
+/** Metadata: any map, kept as JSON; an empty one counts as none. */
+function readMetadata(reader: YamlReader, entry: Entry): JsonObject | undefined | ConfigError {
+  if (entry.node !== null && !isMap(entry.node))
+    return reader.refusal(
+      'BAD_VALUE',
+      `error parsing metadata: 'metadata' must be a map`,
+      entry.node,
+    );
+  const json = reader.json(entry.node);
+  return json !== null &&
+    typeof json === 'object' &&
+    !Array.isArray(json) &&
+    Object.keys(json).length > 0
+    ? json
+    : undefined;
+}
+
+type DescriptorDraft = { -readonly [K in keyof DescriptorDoc]: DescriptorDoc[K] };
+type DescriptorFlag =
+  'shadowMode' | 'quotaMode' | 'detailedMetric' | 'valueToMetric' | 'shareThreshold';
+
+function flag(name: DescriptorFlag): FieldReader<DescriptorDraft> {
+  return (r, f, d) => assign(r.bool(f), (v) => (d[name] = v));
+}
+
+const DESCRIPTOR: Fields<DescriptorDraft> = {
+  where: 'in a descriptor',
+  readers: new Map<string, FieldReader<DescriptorDraft>>([
+    ['key', (r, f, d) => assign(r.string(f), (v) => (d.key = v))],
+    ['value', (r, f, d) => assign(r.string(f), (v) => (d.value = v))],
+    ['rate_limit', (r, f, d) => assign(readPolicy(r, f), (v) => (d.rateLimit = v))],
+    ['descriptors', (r, f, d) => assign(readDescriptors(r, f), (v) => (d.descriptors = v))],
+    ['shadow_mode', flag('shadowMode')],
+    ['quota_mode', flag('quotaMode')],
+    ['detailed_metric', flag('detailedMetric')],
+    ['value_to_metric', flag('valueToMetric')],
+    ['share_threshold', flag('shareThreshold')],
+    ['metadata', (r, f, d) => assign(readMetadata(r, f), (v) => (d.metadata = v))],
+  ]),
+};
+
+function readDescriptor(reader: YamlReader, node: YamlNode | null): DescriptorDoc | ConfigError {
+  const draft: DescriptorDraft = {
+    key: '',
+    value: undefined,
+    rateLimit: undefined,
+    descriptors: [],
     shadowMode: false,
     quotaMode: false,
     detailedMetric: false,
     valueToMetric: false,
     shareThreshold: false,
-  };
-  let metadata: JsonObject | undefined;
-  for (const field of reader.entries(node)) {
-    switch (field.key) {
-      case 'key':
-        key = reader.string(field);
-        break;
-      case 'value':
-        value = reader.string(field);
-        break;
-      case 'rate_limit':
-        rateLimit = readPolicy(reader, field);
-        break;
-      case 'descriptors':
-        descriptors = reader.listOfMaps(field).map((d) => readDescriptor(reader, d));
-        break;
-      case 'shadow_mode':
-        flags.shadowMode = reader.bool(field);
-        break;
-      case 'quota_mode':
-        flags.quotaMode = reader.bool(field);
-        break;
-      case 'detailed_metric':
-        flags.detailedMetric = reader.bool(field);
-        break;
-      case 'value_to_metric':
-        flags.valueToMetric = reader.bool(field);
-        break;
-      case 'share_threshold':
-        flags.shareThreshold = reader.bool(field);
-        break;
-      case 'metadata': {
-        if (field.node !== null && !isMap(field.node)) {
-          reader.refuse(
-            'BAD_VALUE',
-            `error parsing metadata: 'metadata' must be a map`,
-            field.node,
-          );
-        }
-        const json = reader.json(field.node);
-        metadata =
-          json !== null &&
-          typeof json === 'object' &&
-          !Array.isArray(json) &&
-          Object.keys(json).length > 0
-            ? json
-            : undefined;
-        break;
-      }
-      default:
-        reader.misplaced(field, 'in a descriptor');
-    }
-  }
-  return {
-    key,
-    value: value === '' ? undefined : value,
-    rateLimit,
-    descriptors,
-    ...flags,
-    metadata,
+    metadata: undefined,
     position: reader.position(node),
   };
+  const refusal = readFields(reader, node, DESCRIPTOR, draft);
+  if (refusal !== undefined) return refusal;
+  return { ...draft, value: draft.value === '' ? undefined : draft.value };
 }
+
+function readDescriptors(reader: YamlReader, entry: Entry): DescriptorDoc[] | ConfigError {
+  return readList(reader, entry, (node) => readDescriptor(reader, node));
+}
+
+type Top = { domain: string; descriptors: DescriptorDoc[] };
+
+const TOP: Fields<Top> = {
+  where: 'at the top level',
+  readers: new Map<string, FieldReader<Top>>([
+    ['domain', (r, f, d) => assign(r.string(f), (v) => (d.domain = v))],
+    ['descriptors', (r, f, d) => assign(readDescriptors(r, f), (v) => (d.descriptors = v))],
+  ]),
+};
 
 /**
  * Parses one configuration file. Returns the document, or the error that refuses the file
- * (the file name and the reason are in its message).
+ * (the file name and the reason are in its message): the first problem, as the reference
+ * stops at it; compile() then reports the problems of every file that parsed.
  */
 export function parseConfigFile(source: string, text: string): ConfigDocument | ConfigError {
   const lines = new LineCounter();
@@ -387,34 +222,17 @@ export function parseConfigFile(source: string, text: string): ConfigDocument | 
       { line: pos.line, column: pos.col },
     );
   }
-  const reader = new FileReader(source, doc, lines);
-  try {
-    const root = reader.resolve(doc.contents);
-    if (root !== null && !isMap(root)) {
-      return new ConfigError(
-        'NOT_A_MAP',
-        source,
-        'error loading config file: the document must be a map with domain and descriptors',
-        reader.position(root),
-      );
-    }
-    let domain = '';
-    let descriptors: DescriptorDoc[] = [];
-    for (const field of reader.entries(root)) {
-      switch (field.key) {
-        case 'domain':
-          domain = reader.string(field);
-          break;
-        case 'descriptors':
-          descriptors = reader.listOfMaps(field).map((d) => readDescriptor(reader, d));
-          break;
-        default:
-          reader.misplaced(field, 'at the top level');
-      }
-    }
-    return { source, domain, descriptors, warnings: reader.warnings };
-  } catch (err: unknown) {
-    if (err instanceof Refusal) return err.error;
-    throw err;
+  const reader = new YamlReader(source, doc, lines, VALID_KEYS);
+  const root = reader.resolve(doc.contents);
+  if (root !== null && !isMap(root)) {
+    return reader.refusal(
+      'NOT_A_MAP',
+      'error loading config file: the document must be a map with domain and descriptors',
+      root,
+    );
   }
+  const top: Top = { domain: '', descriptors: [] };
+  const refusal = readFields(reader, root, TOP, top);
+  if (refusal !== undefined) return refusal;
+  return { source, ...top, warnings: reader.warnings };
 }

@@ -1,8 +1,10 @@
-// Loads the project's own .proto files (api/) with @grpc/proto-loader, one set of options everywhere.
+// Loads the project's own .proto files (api/): services through @grpc/proto-loader, one set of
+// options everywhere, and single message types through protobufjs.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 
 /** The api/ folder, found from src/lib (tests) or dist/src/lib (the build). */
 export const API_DIR: string =
@@ -48,4 +50,32 @@ export function loadPackageDefinition(files: readonly string[]): protoLoader.Pac
 /** Loads the given files as grpc-js service constructors and message types. */
 export function loadApi(files: readonly string[]): grpc.GrpcObject {
   return grpc.loadPackageDefinition(loadPackageDefinition(files));
+}
+
+/** The xDS resource this service subscribes to and the simulator serves. */
+export const RATE_LIMIT_CONFIG = Object.freeze({
+  file: 'ratelimit/config/ratelimit/v3/rls_conf.proto',
+  name: 'ratelimit.config.ratelimit.v3.RateLimitConfig',
+  typeUrl: 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig',
+});
+
+const messageTypes = new Map<string, protobuf.Type>();
+
+/**
+ * One message type of api/ (`file` relative to API_DIR, `name` fully qualified), loaded once,
+ * for the bytes gRPC does not decode itself: the value of an Any. Google's well-known types
+ * come from protobufjs's own copies.
+ */
+export function messageType(file: string, name: string): protobuf.Type {
+  let type = messageTypes.get(name);
+  if (type === undefined) {
+    const root = new protobuf.Root();
+    root.resolvePath = (_origin, target) =>
+      target.startsWith('google/protobuf/') ? target : path.join(API_DIR, target);
+    root.loadSync(file, { keepCase: false });
+    root.resolveAll();
+    type = root.lookupType(name);
+    messageTypes.set(name, type);
+  }
+  return type;
 }

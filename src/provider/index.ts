@@ -1,10 +1,12 @@
 // Configuration providers: the seam, and its file and xDS implementations.
 export type { ConfigProvider, ConfigListener } from './provider';
+export { FileConfigProvider, type FileProviderOptions } from './file/file-provider';
 export {
-  FileConfigProvider,
-  configDirectory,
-  type FileProviderOptions,
-} from './file/file-provider';
+  loadConfigDirectory,
+  type DirectoryListing,
+  type DirectoryLoad,
+  type DirectoryLoadOptions,
+} from './file/read-directory';
 export { XdsConfigProvider, xdsNode, type XdsProviderOptions } from './xds/xds-provider';
 export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
-export { Backoff } from './xds/backoff';
+export { Backoff, ReconnectDelays } from './xds/backoff';

@@ -1,4 +1,4 @@
-// The ConfigProvider seam: a source of compiled snapshots (files today, xDS next).
+// The ConfigProvider seam: a source of compiled snapshots (configuration files, or xDS).
 import type { ConfigError, ConfigSnapshot } from '../config';
 
 /** Receives what a provider produces. */

@@ -4,7 +4,17 @@ export { createHttpHandler, type HttpAppOptions } from './http/http-server';
 export { createDebugServer, type DebugSources } from './debug/debug-server';
 export { HealthState, type HealthComponent } from './health';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
-export { requestFromWire, responseFromWire, fromStruct } from './wire/convert';
+export { requestFromWire, responseFromWire } from './wire/convert';
+export { fromStruct } from '../lib/struct';
 export { requestFromJson, responseToJson } from './wire/json';
 export type * from './wire/messages';
 export { createMetricsServer, type MetricsSource } from './metrics/metrics-server';
+export {
+  createListeners,
+  openMetricsListener,
+  type ListenerOptions,
+  type ListenerPorts,
+  type Listeners,
+  type MetricsEndpoint,
+  type OpenListener,
+} from './listeners';

@@ -1,5 +1,6 @@
 // Typed field parsers for environment settings: booleans, numbers, Go durations, lists and maps.
 import { parseGoDurationMs } from '../lib/durations';
+import { parseGoBool } from '../lib/go-syntax';
 
 /** The result of parsing one raw environment value. */
 export type FieldResult<T> = { ok: true; value: T } | { ok: false; accepted: string };
@@ -11,9 +12,6 @@ export interface FieldSpec<T> {
   readonly accepted: string;
   parse(text: string): FieldResult<T>;
 }
-
-const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
-const GO_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 
 function ok<T>(value: T): FieldResult<T> {
   return { ok: true, value };
@@ -31,9 +29,8 @@ export function bool(defaultValue: boolean): FieldSpec<boolean> {
     defaultValue,
     accepted,
     parse: (text) => {
-      if (GO_TRUE.has(text)) return ok(true);
-      if (GO_FALSE.has(text)) return ok(false);
-      return { ok: false, accepted };
+      const value = parseGoBool(text);
+      return value === undefined ? { ok: false, accepted } : ok(value);
     },
   };
 }

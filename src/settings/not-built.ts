@@ -1,4 +1,6 @@
 // Settings that turn on a capability this version does not have yet: refused, never ignored.
+import { describeValue } from './environment';
+import type { SettingsProblem } from './errors';
 import type { RawSettings } from './schema';
 
 export interface NotBuilt {
@@ -21,7 +23,7 @@ const whenTrue =
 export const NOT_BUILT: readonly NotBuilt[] = [
   {
     setting: 'BACKEND_TYPE',
-    asked: (raw) => (raw.limiter.BACKEND_TYPE === 'memcache' ? 'memcache' : undefined),
+    asked: (raw) => (raw.backend.BACKEND_TYPE === 'memcache' ? 'memcache' : undefined),
     capability: 'the memcached backend',
   },
   {
@@ -35,3 +37,20 @@ export const NOT_BUILT: readonly NotBuilt[] = [
     capability: 'OTLP tracing',
   },
 ];
+
+/** A problem for every row whose capability the settings ask for, under the name given. */
+export function notBuiltProblems(
+  raw: RawSettings,
+  nameOf: (realName: string) => string,
+): SettingsProblem[] {
+  const problems: SettingsProblem[] = [];
+  for (const row of NOT_BUILT) {
+    const value = row.asked(raw);
+    if (value === undefined) continue;
+    problems.push({
+      setting: nameOf(row.setting),
+      message: `${describeValue(value)} asks for ${row.capability}, which this version does not have yet; unset it or use a release that has it`,
+    });
+  }
+  return problems;
+}

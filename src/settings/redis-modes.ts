@@ -1,9 +1,24 @@
 // Sentinel, cluster, TLS and AWS IAM settings of one Redis instance: their checks and typed parts.
 import type { SettingsProblem } from './errors';
-import type { RawSettings } from './schema';
+import { clientTlsSettings, optional } from './section';
 import type { ClientTlsSettings, RedisIamSettings } from './types';
 
-type RawInstance = RawSettings['redis'];
+/** The raw values of one instance read here: a part of the redis section's group. */
+interface RawInstance {
+  readonly TYPE: 'single' | 'sentinel' | 'cluster';
+  readonly AUTH: string;
+  readonly AUTH_FILE: string;
+  readonly TLS: boolean;
+  readonly TLS_CLIENT_CERT: string;
+  readonly TLS_CLIENT_KEY: string;
+  readonly TLS_CACERT: string;
+  readonly TLS_SKIP_HOSTNAME_VERIFICATION: boolean;
+  readonly AWS_IAM_AUTH: boolean;
+  readonly AWS_IAM_CACHE_NAME: string;
+  readonly AWS_IAM_USER_ID: string;
+  readonly AWS_IAM_SERVERLESS: boolean;
+  readonly AWS_IAM_REGION: string;
+}
 
 /** host:port, with an IPv6 host in brackets. */
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^\s,:[\]/]+):(\d{1,5})$/;
@@ -20,20 +35,9 @@ export function isTlsUrl(url: string): boolean {
   return /^rediss:\/\//i.test(url);
 }
 
-function optional(text: string): string | undefined {
-  return text === '' ? undefined : text;
-}
-
 /** The TLS files of the instance, or undefined when it connects in plain text. */
 export function redisTls(raw: RawInstance, url: string): ClientTlsSettings | undefined {
-  if (!raw.TLS && !isTlsUrl(url)) return undefined;
-  return {
-    certFile: optional(raw.TLS_CLIENT_CERT),
-    keyFile: optional(raw.TLS_CLIENT_KEY),
-    caFile: optional(raw.TLS_CACERT),
-    serverName: undefined,
-    skipHostnameVerification: raw.TLS_SKIP_HOSTNAME_VERIFICATION,
-  };
+  return clientTlsSettings({ ...raw, TLS: raw.TLS || isTlsUrl(url) });
 }
 
 /** The IAM identity of the instance, or undefined when it authenticates otherwise. */

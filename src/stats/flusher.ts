@@ -30,14 +30,15 @@ export class StatsFlusher {
 
   /** Sends every changed counter as a delta, every gauge, and every timer sample. */
   async flush(): Promise<void> {
-    const { counters, gauges } = this.store.snapshot();
+    const { counters } = this.store.snapshot();
     for (const [name, value] of counters) {
       const delta = value - (this.lastCounters.get(name) ?? 0);
       if (delta === 0) continue;
       for (const sink of this.sinks) sink.counter(name, delta);
       this.lastCounters.set(name, value);
     }
-    for (const [name, value] of gauges) for (const sink of this.sinks) sink.gauge(name, value);
+    for (const gauge of this.store.allGauges())
+      for (const sink of this.sinks) sink.gauge(gauge.name, gauge.value, gauge.tags);
     for (const timer of this.store.allTimers()) {
       const { samples, sampleRate } = timer.drain();
       for (const ms of samples)

@@ -8,6 +8,7 @@ export {
   type RuleStatsFactory,
   type StatsSnapshot,
   type StatsStoreOptions,
+  type StatTags,
 } from './store';
 export { STAT, RULE_STAT_SUFFIXES, sanitizeStatName } from './names';
 export type { StatsSink } from './sink';
@@ -20,3 +21,12 @@ export { nameTagSuffix, tagList } from './tags';
 export { PrometheusSink } from './prometheus/prometheus-sink';
 export { MetricMapper, MapperError, escapeMetricName } from './prometheus/mapper';
 export { defaultMapping } from './prometheus/default-mapping';
+export { createSinks, loadMapper, type SinkDeps } from './create-sinks';
+export {
+  reportBuildInfo,
+  startStatistics,
+  type MetricsJson,
+  type PrometheusScrape,
+  type Statistics,
+  type StatisticsOptions,
+} from './create-stats';

@@ -10,6 +10,11 @@ export const STAT = Object.freeze({
   globalShadowMode: `${SERVICE_SCOPE}.global_shadow_mode`,
   redisError: `${SHOULD_RATE_LIMIT_SCOPE}.redis_error`,
   serviceError: `${SHOULD_RATE_LIMIT_SCOPE}.service_error`,
+  /**
+   * A gauge of 1 tagged with the service version (`version`): `ratelimit_build_info{version}`
+   * in Prometheus, `ratelimit.build_info.__version=<v>` in statsd.
+   */
+  buildInfo: 'ratelimit.build_info',
   /** Runtime statistics keys refused by the cardinality cap (STATS_MAX_RULE_KEYS). */
   ruleStatsDropped: `${SERVICE_SCOPE}.rule_stats_dropped`,
   /** Gauges of the local over-limit cache, named as the reference's cache library reports. */

@@ -1,5 +1,9 @@
 // In-process statistics: counters, gauges and timers by name, with handles bound once and reused.
 import { RULE_SCOPE, RULE_STAT_SUFFIXES, STAT, sanitizeStatName } from './names';
+import { nameTagSuffix } from './tags';
+
+/** Fixed tags of a statistic, such as the version of `ratelimit.build_info`. */
+export type StatTags = Readonly<Record<string, string>>;
 
 /** A monotonically increasing count; sinks send the change since the last flush. */
 export interface Counter {
@@ -12,6 +16,8 @@ export interface Counter {
 /** A value that is set, not accumulated. */
 export interface Gauge {
   readonly name: string;
+  /** Tags this gauge always carries; sinks write them as they write EXTRA_TAGS. */
+  readonly tags: StatTags;
   set(value: number): void;
   readonly value: number;
 }
@@ -54,7 +60,7 @@ export interface RuleStatsFactory {
 /** Receives every sample of one timer as it is recorded (the Prometheus histogram). */
 export type TimerObserver = (ms: number) => void;
 
-class CounterImpl implements Counter {
+class SummingCounter implements Counter {
   value = 0;
   constructor(readonly name: string) {}
   add(amount: number): void {
@@ -76,9 +82,12 @@ class NullCounter implements Counter {
   }
 }
 
-class GaugeImpl implements Gauge {
+class LastValueGauge implements Gauge {
   value = 0;
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    readonly tags: StatTags,
+  ) {}
   set(value: number): void {
     this.value = value;
   }
@@ -94,7 +103,7 @@ class NullTimer implements Timer {
 /** Timer samples kept between flushes; past the cap, samples are thinned and the rate recorded. */
 const TIMER_SAMPLE_CAP = 2048;
 
-export class TimerImpl implements Timer {
+export class ReservoirTimer implements Timer {
   private samples: number[] = [];
   private seen = 0;
   private observers: TimerObserver[] = [];
@@ -145,8 +154,8 @@ export class StatsStore implements RuleStatsFactory {
   readonly isEnabled: boolean;
   readonly maxRuleKeys: number;
   private readonly counters = new Map<string, Counter>();
-  private readonly gauges = new Map<string, GaugeImpl>();
-  private readonly timers = new Map<string, TimerImpl>();
+  private readonly gauges = new Map<string, LastValueGauge>();
+  private readonly timers = new Map<string, ReservoirTimer>();
   private readonly ruleStats = new Map<string, RuleStats>();
   private readonly timerObservers: ((name: string) => TimerObserver | undefined)[] = [];
   private readonly generators: (() => void)[] = [];
@@ -175,7 +184,7 @@ export class StatsStore implements RuleStatsFactory {
   counter(name: string): Counter {
     let counter = this.counters.get(name);
     if (counter === undefined) {
-      counter = this.isEnabled ? new CounterImpl(name) : new NullCounter(name);
+      counter = this.isEnabled ? new SummingCounter(name) : new NullCounter(name);
       if (this.isEnabled) this.counters.set(name, counter);
     }
     return counter;
@@ -196,11 +205,16 @@ export class StatsStore implements RuleStatsFactory {
     return this.counter(name);
   }
 
-  gauge(name: string): Gauge {
-    let gauge = this.gauges.get(name);
+  /**
+   * The gauge of a name and tags; the snapshot lists it under the name with the tags written
+   * in as statsd does (`name.__key=value`).
+   */
+  gauge(name: string, tags: StatTags = {}): Gauge {
+    const key = name + nameTagSuffix(tags);
+    let gauge = this.gauges.get(key);
     if (gauge === undefined) {
-      gauge = new GaugeImpl(name);
-      if (this.isEnabled) this.gauges.set(name, gauge);
+      gauge = new LastValueGauge(name, tags);
+      if (this.isEnabled) this.gauges.set(key, gauge);
     }
     return gauge;
   }
@@ -209,7 +223,7 @@ export class StatsStore implements RuleStatsFactory {
     if (!this.isEnabled) return new NullTimer(name);
     let timer = this.timers.get(name);
     if (timer === undefined) {
-      timer = new TimerImpl(name);
+      timer = new ReservoirTimer(name);
       this.timers.set(name, timer);
       for (const factory of this.timerObservers) {
         const observer = factory(name);
@@ -283,12 +297,17 @@ export class StatsStore implements RuleStatsFactory {
     const counters = new Map<string, number>();
     for (const [name, c] of this.counters) counters.set(name, c.value);
     const gauges = new Map<string, number>();
-    for (const [name, g] of this.gauges) gauges.set(name, g.value);
+    for (const [key, g] of this.gauges) gauges.set(key, g.value);
     return { counters, gauges };
   }
 
+  /** Every gauge with its tags, for the flusher; call snapshot() first to refresh generated ones. */
+  allGauges(): Iterable<Gauge> {
+    return this.gauges.values();
+  }
+
   /** Every timer, for sinks to drain. */
-  allTimers(): Iterable<TimerImpl> {
+  allTimers(): Iterable<ReservoirTimer> {
     return this.timers.values();
   }
 }

@@ -108,6 +108,34 @@ describe('ratelimit-config-check', () => {
     );
   });
 
+  it('checks what the service loads: subdirectories too, dot files unless ignored', async () => {
+    const dir = path.join(FIXTURES, 'nested');
+    const result = await run(BIN.configCheck, ['-config_dir', dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `error: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17)\n` +
+        `error: ${dir}/top.yaml: duplicate domain 'top' in config file\n` +
+        '2 problems found; the configuration would be refused\n',
+    );
+    const ignoring = await run(BIN.configCheck, ['-config_dir', dir, '-ignore_dot_files']);
+    expect(ignoring.code).toBe(1);
+    expect(ignoring.stderr).toBe(
+      `error: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17)\n` +
+        '1 problem found; the configuration would be refused\n',
+    );
+  });
+
+  it('refuses a boolean flag that Go would not read as one', async () => {
+    const dir = path.join(FIXTURES, 'good');
+    const result = await run(BIN.configCheck, ['-config_dir', dir, '-merge_domain_configs=maybe']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^invalid boolean value "maybe" for -merge_domain_configs: parse error\nusage: ratelimit-config-check/,
+    );
+    const merged = await run(BIN.configCheck, ['-config_dir', dir, '-merge_domain_configs=T']);
+    expect(merged.code).toBe(0);
+  });
+
   it('needs -config_dir', async () => {
     const result = await run(BIN.configCheck, []);
     expect(result.code).toBe(2);

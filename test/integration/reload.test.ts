@@ -1,5 +1,7 @@
 // Configuration reloads of the built server: both watch modes, refusals that keep the old
 // configuration, merging, and the health that follows the configuration.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
@@ -58,6 +60,18 @@ describe('RUNTIME_WATCH_ROOT=false: changes in the directory reload', () => {
       what: 'domain b to go',
     });
     expect(await service.stat('ratelimit.service.config_load_success')).toBeGreaterThanOrEqual(4);
+  });
+
+  it('reloads on a change in a subdirectory, which the loader reads too', async () => {
+    const { runtime, client } = await boot({ 'a.yaml': domainFile('a', 5) });
+    const team = path.join(runtime.configDir, 'team');
+    mkdirSync(team);
+    writeFileSync(path.join(team, 't.yaml'), domainFile('t', 2));
+    await eventually(async () => (await limitOf(client, 't')) === 2, { what: 'domain t' });
+    writeFileSync(path.join(team, 't.yaml'), domainFile('t', 4));
+    await eventually(async () => (await limitOf(client, 't')) === 4, {
+      what: 'the new limit of t',
+    });
   });
 
   it('refuses a bad file, keeps the previous configuration serving and says which file and why', async () => {

@@ -128,6 +128,9 @@ it('shares the listeners and the Redis counters between two workers, with one sc
   const metrics = parseExposition(await res.text());
   expect(metrics.get('ratelimit_service_rate_limit_total_hits{domain="w",key1="k"}')).toBe(6);
   expect(metrics.get('ratelimit_service_rate_limit_over_limit{domain="w",key1="k"}')).toBe(1);
+  // Every worker reports the build info; the sum over workers keeps it at 1.
+  const buildInfo = [...metrics].filter(([name]) => name.startsWith('ratelimit_build_info{'));
+  expect(buildInfo.map(([, value]) => value)).toEqual([1]);
   // The first worker alone serves the debug listener.
   expect((await fetch(service.debugUrl('/rlconfig'))).status).toBe(200);
 });

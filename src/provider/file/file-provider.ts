@@ -1,19 +1,13 @@
 // The file ConfigProvider: RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY/*.yaml, watched.
 import { describeError } from '../../lib/errors';
 import path from 'node:path';
-import {
-  compile,
-  ConfigError,
-  parseConfigFile,
-  type CompileOptions,
-  type ConfigDocument,
-} from '../../config';
+import { ConfigError, type CompileOptions } from '../../config';
 import type { Logger } from '../../lib/logger';
 import type { FileSourceSettings } from '../../settings';
 import type { Counter, Gauge } from '../../stats';
 import type { ConfigListener, ConfigProvider } from '../provider';
-import { listConfigFiles, readConfigFiles } from './read-directory';
-import { ResilientWatch } from './watch';
+import { loadConfigDirectory, type DirectoryLoad } from './read-directory';
+import { ResilientWatch, TreeWatch } from './watch';
 
 /** Loader statistics the reference reports under `runtime.` (operators alert on the failures). */
 export interface FileLoaderStats {
@@ -34,22 +28,17 @@ export interface FileProviderOptions {
   readonly debounceMs?: number;
 }
 
-/** The directory the configuration files are read from. */
-export function configDirectory(settings: FileSourceSettings): string {
-  return path.join(
-    settings.runtimeRoot,
-    settings.runtimeSubdirectory,
-    settings.runtimeAppDirectory,
-  );
-}
-
 /**
  * Loads every file at start and again on change: with RUNTIME_WATCH_ROOT=true when the root
- * symlink is repointed, otherwise on any write, create, chmod or remove in the directory.
+ * symlink is repointed, otherwise on any write, create, chmod or remove in the directory or
+ * in any subdirectory the loader reads.
  * A load that fails keeps the previous snapshot (the listener is told why).
  */
 export class FileConfigProvider implements ConfigProvider {
-  private watcher: ResilientWatch | undefined;
+  /** RUNTIME_WATCH_ROOT=true: the root symlink's directory. */
+  private rootWatch: ResilientWatch | undefined;
+  /** RUNTIME_WATCH_ROOT=false: the configuration directory and every subdirectory read. */
+  private treeWatch: TreeWatch | undefined;
   private listener: ConfigListener | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private isLoading = false;
@@ -59,35 +48,39 @@ export class FileConfigProvider implements ConfigProvider {
 
   constructor(private readonly options: FileProviderOptions) {}
 
+  /** The directory the configuration files are read from. */
   get directory(): string {
-    return configDirectory(this.options.settings);
+    const settings = this.options.settings;
+    return path.join(
+      settings.runtimeRoot,
+      settings.runtimeSubdirectory,
+      settings.runtimeAppDirectory,
+    );
   }
 
   async start(listener: ConfigListener): Promise<void> {
     this.listener = listener;
     const settings = this.options.settings;
-    const logger = this.options.logger;
+    const onError = (err: Error): void => {
+      this.options.logger.warn('configuration watch error', { error: err.message });
+    };
     if (settings.watchRoot) {
       const root = path.resolve(settings.runtimeRoot);
       const rootName = path.basename(root);
-      this.watcher = new ResilientWatch(
+      this.rootWatch = new ResilientWatch(
         path.dirname(root),
         (name) => {
           if (name === null || name === rootName) this.scheduleReload();
         },
-        (err) => {
-          logger.warn('configuration watch error', { error: err.message });
-        },
+        onError,
       );
     } else {
-      this.watcher = new ResilientWatch(
+      this.treeWatch = new TreeWatch(
         this.directory,
         () => {
           this.scheduleReload();
         },
-        (err) => {
-          logger.warn('configuration watch error', { error: err.message });
-        },
+        onError,
       );
     }
     await this.reload();
@@ -125,42 +118,52 @@ export class FileConfigProvider implements ConfigProvider {
     const listener = this.listener;
     if (listener === undefined || this.hasStopped()) return;
     const logger = this.options.logger;
-    const dir = this.directory;
-    let documents: ConfigDocument[];
-    const errors: ConfigError[] = [];
     const loaderStats = this.options.loaderStats;
     loaderStats?.loadAttempts.inc();
+    let load: DirectoryLoad;
     try {
-      const skipped: string[] = [];
-      const paths = await listConfigFiles(dir, this.options.settings.ignoreDotFiles, skipped);
-      loaderStats?.numValues.set(paths.length + skipped.length);
-      const files = await readConfigFiles(paths);
-      for (const file of skipped)
-        logger.info('skipping a file that is not .yaml or .yml', { file });
-      documents = [];
-      for (const file of files) {
-        const parsed = parseConfigFile(file.path, file.text);
-        if (parsed instanceof ConfigError) errors.push(parsed);
-        else documents.push(parsed);
-      }
+      load = await this.loadDirectory();
     } catch (err: unknown) {
       loaderStats?.loadFailures.inc();
       const reason = describeError(err);
       listener.onRejected([
-        new ConfigError('READ_FAILED', dir, `cannot read the configuration directory: ${reason}`),
+        new ConfigError(
+          'READ_FAILED',
+          this.directory,
+          `cannot read the configuration directory: ${reason}`,
+        ),
       ]);
       return;
     }
-    for (const doc of documents) for (const warning of doc.warnings) logger.warn(warning);
-    const result = compile(documents, this.options.compile);
-    if (!result.ok) errors.push(...result.errors);
-    if (errors.length > 0 || !result.ok) {
-      listener.onRejected(errors);
+    const { listing, outcome } = load;
+    loaderStats?.numValues.set(listing.files.length + listing.skipped.length);
+    for (const file of listing.skipped)
+      logger.info('skipping a file that is not .yaml or .yml', { file });
+    for (const warning of outcome.warnings) logger.warn(warning);
+    if (!outcome.ok) {
+      listener.onRejected(outcome.errors);
       return;
     }
     // stop() may have run while the files were read.
     if (this.hasStopped()) return;
-    listener.onSnapshot(result.snapshot);
+    listener.onSnapshot(outcome.snapshot);
+  }
+
+  /** Loads the directory; the tree watch follows the subdirectories read. */
+  private async loadDirectory(): Promise<DirectoryLoad> {
+    const tree = this.treeWatch;
+    const load = await loadConfigDirectory(this.directory, {
+      ignoreDotFiles: this.options.settings.ignoreDotFiles,
+      compile: this.options.compile,
+      beforeRead:
+        tree === undefined
+          ? undefined
+          : (subdirectory) => {
+              tree.add(subdirectory);
+            },
+    });
+    tree?.retainOnly(load.listing.subdirectories);
+    return load;
   }
 
   private takePendingReload(): boolean {
@@ -174,7 +177,8 @@ export class FileConfigProvider implements ConfigProvider {
   async stop(): Promise<void> {
     this.isStopped = true;
     if (this.debounce !== undefined) clearTimeout(this.debounce);
-    this.watcher?.close();
+    this.rootWatch?.close();
+    this.treeWatch?.close();
     await this.idle;
   }
 }

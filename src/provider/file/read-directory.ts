@@ -1,32 +1,46 @@
 // Reads every configuration file under a directory, as the reference's runtime loader does.
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import {
+  compileSources,
+  parseConfigFile,
+  type CompileOptions,
+  type LoadOutcome,
+} from '../../config';
 
-/** A file's path and text. */
-export interface ConfigFileText {
-  readonly path: string;
-  readonly text: string;
+/** What one walk of the configuration directory found. */
+export interface DirectoryListing {
+  /** The YAML files, sorted, symlinked files included. */
+  readonly files: readonly string[];
+  /** The other files, which are not loaded (the reference counts them all the same). */
+  readonly skipped: readonly string[];
+  /** The real subdirectories walked, so that a watcher can watch exactly what was read. */
+  readonly subdirectories: readonly string[];
 }
 
 const CONFIG_EXTENSIONS = new Set(['.yaml', '.yml']);
 
-/**
- * Lists YAML files below `dir`, sorted, descending into real subdirectories but not into
- * symlinked ones (Kubernetes' `..data` links), while symlinked files are read through.
- */
-export async function listConfigFiles(
-  dir: string,
-  ignoreDotFiles: boolean,
-  skipped: string[] = [],
-): Promise<string[]> {
-  const out: string[] = [];
+interface Walk {
+  readonly files: string[];
+  readonly skipped: string[];
+  readonly subdirectories: string[];
+}
+
+interface WalkOptions {
+  readonly ignoreDotFiles: boolean;
+  readonly beforeRead: ((subdirectory: string) => void) | undefined;
+}
+
+async function walk(dir: string, options: WalkOptions, into: Walk): Promise<void> {
   const names = (await readdir(dir)).sort();
   for (const name of names) {
-    if (ignoreDotFiles && name.startsWith('.')) continue;
+    if (options.ignoreDotFiles && name.startsWith('.')) continue;
     const full = path.join(dir, name);
     const link = await lstat(full);
     if (link.isDirectory()) {
-      out.push(...(await listConfigFiles(full, ignoreDotFiles, skipped)));
+      into.subdirectories.push(full);
+      options.beforeRead?.(full);
+      await walk(full, options, into);
       continue;
     }
     if (link.isSymbolicLink()) {
@@ -35,13 +49,53 @@ export async function listConfigFiles(
     } else if (!link.isFile()) {
       continue;
     }
-    if (CONFIG_EXTENSIONS.has(path.extname(name).toLowerCase())) out.push(full);
-    else skipped.push(full);
+    if (CONFIG_EXTENSIONS.has(path.extname(name).toLowerCase())) into.files.push(full);
+    else into.skipped.push(full);
   }
-  return out;
 }
 
-/** Reads the files listed by listConfigFiles. */
-export async function readConfigFiles(paths: readonly string[]): Promise<ConfigFileText[]> {
-  return Promise.all(paths.map(async (p) => ({ path: p, text: await readFile(p, 'utf8') })));
+/**
+ * Lists the YAML files below `dir`, descending into real subdirectories but not into
+ * symlinked ones (Kubernetes' `..data` links), while symlinked files are read through.
+ * `beforeRead` is told of each subdirectory before it is read (the watcher arms there).
+ * Throws when a directory cannot be read.
+ */
+async function listConfigDirectory(
+  dir: string,
+  ignoreDotFiles: boolean,
+  beforeRead?: (subdirectory: string) => void,
+): Promise<DirectoryListing> {
+  const found: Walk = { files: [], skipped: [], subdirectories: [] };
+  await walk(dir, { ignoreDotFiles, beforeRead }, found);
+  return found;
+}
+
+/** One load of a configuration directory: what was found, and what it compiled to. */
+export interface DirectoryLoad {
+  readonly listing: DirectoryListing;
+  readonly outcome: LoadOutcome;
+}
+
+export interface DirectoryLoadOptions {
+  /** RUNTIME_IGNOREDOTFILES. */
+  readonly ignoreDotFiles: boolean;
+  readonly compile: CompileOptions;
+  /** Told of each subdirectory before it is read. */
+  readonly beforeRead?: ((subdirectory: string) => void) | undefined;
+}
+
+/**
+ * Lists, reads, parses and compiles every configuration file below `dir`: what the service
+ * loads, and what ratelimit-config-check checks. Throws when a directory or a file cannot be
+ * read; every problem of the files themselves is in the outcome.
+ */
+export async function loadConfigDirectory(
+  dir: string,
+  options: DirectoryLoadOptions,
+): Promise<DirectoryLoad> {
+  const listing = await listConfigDirectory(dir, options.ignoreDotFiles, options.beforeRead);
+  const parsed = await Promise.all(
+    listing.files.map(async (file) => parseConfigFile(file, await readFile(file, 'utf8'))),
+  );
+  return { listing, outcome: compileSources(parsed, options.compile) };
 }

@@ -62,3 +62,74 @@ export class ResilientWatch {
     this.watcher = undefined;
   }
 }
+
+/**
+ * Watches a configuration directory and the subdirectories below it that the loader read
+ * (inotify, and so fs.watch on Linux, sees only a directory's own entries). The root survives
+ * vanishing (ResilientWatch); the subdirectories are whatever the last load listed.
+ */
+export class TreeWatch {
+  private readonly root: ResilientWatch;
+  private readonly subdirectories = new Map<string, FSWatcher>();
+  private isClosed = false;
+
+  constructor(
+    dir: string,
+    private readonly onChange: () => void,
+    private readonly onError: (err: Error) => void,
+  ) {
+    this.root = new ResilientWatch(dir, onChange, onError);
+  }
+
+  /**
+   * Watches `dir` too (a subdirectory); call it before reading the directory, so that nothing
+   * written into it falls between the read and the watch.
+   */
+  add(dir: string): void {
+    if (this.isClosed || this.subdirectories.has(dir)) return;
+    const watcher = this.watchOne(dir);
+    if (watcher !== undefined) this.subdirectories.set(dir, watcher);
+  }
+
+  /** Stops watching the subdirectories not in `directories` (the last load's). */
+  retainOnly(directories: readonly string[]): void {
+    const wanted = new Set(directories);
+    for (const [dir, watcher] of this.subdirectories) {
+      if (!wanted.has(dir)) this.forget(dir, watcher);
+    }
+  }
+
+  private watchOne(dir: string): FSWatcher | undefined {
+    let watcher: FSWatcher;
+    try {
+      watcher = watch(dir, { persistent: false });
+    } catch {
+      // Gone already: its parent's watch reports that, and the load it causes forgets it.
+      return undefined;
+    }
+    watcher.on('change', () => {
+      // A removed directory reports once and then never again; a new one of the same name
+      // is watched afresh by the load this event causes.
+      if (!existsSync(dir)) this.forget(dir, watcher);
+      this.onChange();
+    });
+    watcher.on('error', (err) => {
+      this.forget(dir, watcher);
+      this.onError(err);
+      this.onChange();
+    });
+    return watcher;
+  }
+
+  private forget(dir: string, watcher: FSWatcher): void {
+    watcher.close();
+    if (this.subdirectories.get(dir) === watcher) this.subdirectories.delete(dir);
+  }
+
+  close(): void {
+    this.isClosed = true;
+    this.root.close();
+    for (const watcher of this.subdirectories.values()) watcher.close();
+    this.subdirectories.clear();
+  }
+}

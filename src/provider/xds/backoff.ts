@@ -1,4 +1,12 @@
-// Reconnection delays of the xDS client: exponential, capped, randomised.
+// Reconnection delays of the xDS client: exponential, capped, randomised, reset by messages.
+//
+// Hand-written rather than the exponential-backoff dependency (which the Redis start-up uses):
+// that package runs the retry loop itself around a promise, so it cannot express this client.
+// Its jitter is only "none" or "full" (uniform over 0..delay), not XDS_CLIENT_BACKOFF_RANDOM_FACTOR's
+// ±factor spread; its random source is Math.random, not injectable, so the delays cannot be
+// pinned in tests; its timer is its own, neither unref'd nor cancellable by stop(); and its
+// attempt count lives inside one call, while ours is reset by a message on a stream that stays
+// open. What it would compute for us is min(initial * 2^n, max): one line below.
 import type { BackoffSettings } from '../../settings';
 
 /** Multiplier between consecutive delays; gRPC's own connection backoff uses 1.6, Go's 1.5-2. */
@@ -7,8 +15,7 @@ const MULTIPLIER = 2;
 /**
  * Delays for reconnecting: the first is `initialIntervalMs`, each next one doubles up to
  * `maxIntervalMs` (where later retries stay), and with jitter each is spread uniformly over
- * ±randomFactor of itself. reset() starts over; the client calls it once a stream delivers a
- * message, not merely when it opens, so a server that accepts and drops streams still backs off.
+ * ±randomFactor of itself. reset() starts over.
  */
 export class Backoff {
   private attempt = 0;
@@ -33,5 +40,41 @@ export class Backoff {
 
   reset(): void {
     this.attempt = 0;
+  }
+}
+
+/**
+ * When to reopen the stream. Until the server has answered once, every CONFIG_GRPC_XDS_SERVER_
+ * CONNECT_RETRY_INTERVAL (spread by half, as the reference's linear retry is); after that the
+ * exponential Backoff, which starts over whenever a message arrives, not merely when a stream
+ * opens, so a server that accepts streams and drops them is still backed off from.
+ */
+export class ReconnectDelays {
+  private hasAnswered = false;
+  private readonly backoff: Backoff;
+
+  constructor(
+    backoff: BackoffSettings,
+    private readonly connectRetryIntervalMs: number,
+    private readonly random: () => number = Math.random,
+  ) {
+    this.backoff = new Backoff(backoff, random);
+  }
+
+  /** True once the server has sent a message. */
+  get hasServerAnswered(): boolean {
+    return this.hasAnswered;
+  }
+
+  /** A message arrived: the server is up, and the next failure backs off from the start. */
+  onMessage(): void {
+    this.hasAnswered = true;
+    this.backoff.reset();
+  }
+
+  /** The wait before the next attempt. */
+  next(): number {
+    if (this.hasAnswered) return this.backoff.next();
+    return this.connectRetryIntervalMs * (0.5 + this.random());
   }
 }

@@ -1,19 +1,15 @@
 // RateLimitConfig resources: decoded from protobuf into the same documents files produce.
-import path from 'node:path';
-import protobuf from 'protobufjs';
 import {
   ConfigError,
   type ConfigDocument,
   type DescriptorDoc,
-  type JsonObject,
-  type JsonValue,
   type RateLimitPolicyDoc,
 } from '../../config';
 import { describeError } from '../../lib/errors';
-import { API_DIR } from '../../lib/proto';
+import { messageType, RATE_LIMIT_CONFIG } from '../../lib/proto';
+import { fromStruct, type StructMessage } from '../../lib/struct';
 
-export const RATE_LIMIT_CONFIG_TYPE_URL =
-  'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
+export const RATE_LIMIT_CONFIG_TYPE_URL = RATE_LIMIT_CONFIG.typeUrl;
 
 /**
  * A protobuf Any as proto-loader decodes it: protobufjs's bundled Any keeps the proto name
@@ -22,15 +18,6 @@ export const RATE_LIMIT_CONFIG_TYPE_URL =
 export interface WireAny {
   readonly type_url?: string;
   readonly value?: Buffer | Uint8Array;
-}
-
-interface WireStructValue {
-  nullValue?: string;
-  numberValue?: number;
-  stringValue?: string;
-  boolValue?: boolean;
-  structValue?: { fields?: Record<string, WireStructValue> };
-  listValue?: { values?: WireStructValue[] };
 }
 
 interface WirePolicy {
@@ -49,7 +36,7 @@ interface WireDescriptor {
   shadowMode?: boolean;
   detailedMetric?: boolean;
   quotaMode?: boolean;
-  metadata?: { fields?: Record<string, WireStructValue> };
+  metadata?: StructMessage;
   valueToMetric?: boolean;
   shareThreshold?: boolean;
 }
@@ -58,38 +45,6 @@ interface WireConfig {
   name?: string;
   domain?: string;
   descriptors?: WireDescriptor[];
-}
-
-let configType: protobuf.Type | undefined;
-
-/** The RateLimitConfig message type, loaded once from api/. */
-function rateLimitConfigType(): protobuf.Type {
-  if (configType === undefined) {
-    const root = new protobuf.Root();
-    root.resolvePath = (_origin, target) => {
-      const candidate = path.join(API_DIR, target);
-      return target.startsWith('google/protobuf/') ? target : candidate;
-    };
-    root.loadSync('ratelimit/config/ratelimit/v3/rls_conf.proto', { keepCase: false });
-    root.resolveAll();
-    configType = root.lookupType('ratelimit.config.ratelimit.v3.RateLimitConfig');
-  }
-  return configType;
-}
-
-function jsonOf(value: WireStructValue): JsonValue {
-  if (value.structValue !== undefined) return structToJson(value.structValue);
-  if (value.listValue !== undefined) return (value.listValue.values ?? []).map(jsonOf);
-  if (value.stringValue !== undefined) return value.stringValue;
-  if (value.numberValue !== undefined) return value.numberValue;
-  if (value.boolValue !== undefined) return value.boolValue;
-  return null;
-}
-
-function structToJson(struct: { fields?: Record<string, WireStructValue> }): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(struct.fields ?? {})) out[key] = jsonOf(value);
-  return out;
 }
 
 function policyOf(policy: WirePolicy | undefined): RateLimitPolicyDoc | undefined {
@@ -106,7 +61,7 @@ function policyOf(policy: WirePolicy | undefined): RateLimitPolicyDoc | undefine
 }
 
 function descriptorOf(d: WireDescriptor): DescriptorDoc {
-  const metadata = d.metadata === undefined ? undefined : structToJson(d.metadata);
+  const metadata = d.metadata === undefined ? undefined : fromStruct(d.metadata);
   return {
     key: d.key ?? '',
     value: d.value === undefined || d.value === '' ? undefined : d.value,
@@ -137,7 +92,7 @@ export function decodeResource(resource: WireAny, index: number): ConfigDocument
   }
   let config: WireConfig;
   try {
-    const type = rateLimitConfigType();
+    const type = messageType(RATE_LIMIT_CONFIG.file, RATE_LIMIT_CONFIG.name);
     config = type.toObject(type.decode(resource.value ?? new Uint8Array()), {
       longs: Number,
       enums: String,

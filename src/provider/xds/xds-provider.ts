@@ -1,14 +1,15 @@
 // The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources.
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { compile, ConfigError, type CompileOptions, type ConfigDocument } from '../../config';
+import { compileSources, type CompileOptions } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { loadApi } from '../../lib/proto';
+import { toStruct } from '../../lib/struct';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import type { XdsSourceSettings } from '../../settings';
 import type { ConfigListener, ConfigProvider } from '../provider';
-import { Backoff } from './backoff';
+import { ReconnectDelays } from './backoff';
 import { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
 
 /** A DiscoveryRequest as proto-loader encodes it. */
@@ -83,12 +84,9 @@ function channelOptions(settings: XdsSourceSettings): grpc.ChannelOptions {
 
 /** The xDS node this client presents: its id, metadata and user agent. */
 export function xdsNode(settings: XdsSourceSettings): unknown {
-  const fields: Record<string, { stringValue: string }> = {};
-  for (const [key, value] of Object.entries(settings.nodeMetadata))
-    fields[key] = { stringValue: value };
   return {
     id: settings.nodeId,
-    metadata: { fields },
+    metadata: toStruct(settings.nodeMetadata),
     userAgentName: SERVICE_NAME,
     userAgentVersion: SERVICE_VERSION,
   };
@@ -104,12 +102,11 @@ export function xdsNode(settings: XdsSourceSettings): unknown {
 export class XdsConfigProvider implements ConfigProvider {
   private readonly client: AdsClient;
   private readonly metadata: grpc.Metadata;
-  private readonly backoff: Backoff;
+  private readonly delays: ReconnectDelays;
   private listener: ConfigListener | undefined;
   private call: AdsCall | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private lastAcceptedVersion = '';
-  private hasEverReceived = false;
   private isStopped = false;
 
   constructor(private readonly options: XdsProviderOptions) {
@@ -127,7 +124,11 @@ export class XdsConfigProvider implements ConfigProvider {
     this.metadata = new grpc.Metadata();
     for (const [key, value] of Object.entries(settings.additionalHeaders))
       this.metadata.add(key.toLowerCase(), value);
-    this.backoff = new Backoff(settings.backoff, options.random);
+    this.delays = new ReconnectDelays(
+      settings.backoff,
+      settings.connectRetryIntervalMs,
+      options.random,
+    );
   }
 
   start(listener: ConfigListener): Promise<void> {
@@ -137,11 +138,6 @@ export class XdsConfigProvider implements ConfigProvider {
     });
     this.openStream();
     return Promise.resolve();
-  }
-
-  /** The version of the last configuration accepted (ACKed); empty before the first. */
-  get acceptedVersion(): string {
-    return this.lastAcceptedVersion;
   }
 
   private openStream(): void {
@@ -170,12 +166,7 @@ export class XdsConfigProvider implements ConfigProvider {
 
   private scheduleReconnect(status: grpc.StatusObject): void {
     if (this.isStopped) return;
-    // Until the server has answered once, retry at CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL
-    // (spread by half, as the reference's linear retry does); afterwards back off exponentially.
-    const delayMs = this.hasEverReceived
-      ? this.backoff.next()
-      : this.options.settings.connectRetryIntervalMs *
-        (0.5 + (this.options.random ?? Math.random)());
+    const delayMs = this.delays.next();
     this.options.logger.warn('the xDS stream ended; reconnecting', {
       server: this.options.settings.serverUrl,
       status: grpc.status[status.code],
@@ -192,9 +183,9 @@ export class XdsConfigProvider implements ConfigProvider {
   private onResponse(call: AdsCall, response: DiscoveryResponse): void {
     const listener = this.listener;
     if (listener === undefined) return;
-    if (!this.hasEverReceived) this.options.logger.info('connected to the xDS management server');
-    this.hasEverReceived = true;
-    this.backoff.reset();
+    if (!this.delays.hasServerAnswered)
+      this.options.logger.info('connected to the xDS management server');
+    this.delays.onMessage();
     const version = response.versionInfo ?? '';
     const nonce = response.nonce ?? '';
     if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
@@ -206,25 +197,20 @@ export class XdsConfigProvider implements ConfigProvider {
       );
       return;
     }
-    const errors: ConfigError[] = [];
-    const documents: ConfigDocument[] = [];
-    (response.resources ?? []).forEach((resource, index) => {
-      const decoded = decodeResource(resource, index);
-      if (decoded instanceof ConfigError) errors.push(decoded);
-      else documents.push(decoded);
-    });
-    const result = compile(documents, this.options.compile);
-    if (!result.ok) errors.push(...result.errors);
-    if (errors.length > 0 || !result.ok) {
-      listener.onRejected(errors);
-      this.nack(call, nonce, errors.map((e) => e.message).join('; '));
+    const outcome = compileSources(
+      (response.resources ?? []).map(decodeResource),
+      this.options.compile,
+    );
+    if (!outcome.ok) {
+      listener.onRejected(outcome.errors);
+      this.nack(call, nonce, outcome.errors.map((e) => e.message).join('; '));
       this.options.logger.warn('refused an xDS update (NACK)', {
         version,
         lastAccepted: this.lastAcceptedVersion,
       });
       return;
     }
-    listener.onSnapshot(result.snapshot);
+    listener.onSnapshot(outcome.snapshot);
     this.lastAcceptedVersion = version;
     call.write({
       versionInfo: version,
@@ -234,7 +220,7 @@ export class XdsConfigProvider implements ConfigProvider {
     });
     this.options.logger.info('accepted an xDS update (ACK)', {
       version,
-      domains: result.snapshot.domains.join(','),
+      domains: outcome.snapshot.domains.join(','),
     });
   }
 

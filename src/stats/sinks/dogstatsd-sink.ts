@@ -1,6 +1,7 @@
 // DogStatsD: names mogrified into shorter names plus tags, EXTRA_TAGS as tags.
 import type { MogrifierSettings } from '../../settings';
 import type { StatsSink } from '../sink';
+import type { StatTags } from '../store';
 import { tagList } from '../tags';
 import { statsdLine } from './format';
 import { Mogrifier } from './mogrifier';
@@ -22,10 +23,17 @@ export class DogStatsdSink implements StatsSink {
     this.mogrifier = new Mogrifier(options.mogrifiers);
   }
 
-  private send(name: string, value: number, type: 'c' | 'g' | 'ms', sampleRate = 1): void {
+  private send(
+    name: string,
+    value: number,
+    type: 'c' | 'g' | 'ms',
+    sampleRate = 1,
+    ownTags: readonly string[] = [],
+  ): void {
     const mogrified = this.mogrifier.apply(name);
     this.transport.send(statsdLine(mogrified.name, value, type, sampleRate), [
       ...this.extraTags,
+      ...ownTags,
       ...mogrified.tags,
     ]);
   }
@@ -34,8 +42,10 @@ export class DogStatsdSink implements StatsSink {
     this.send(name, delta, 'c');
   }
 
-  gauge(name: string, value: number): void {
-    this.send(name, value, 'g');
+  gauge(name: string, value: number, tags?: StatTags): void {
+    // A gauge's own tags keep their dots (a version): DogStatsD tags may hold them.
+    const own = Object.entries(tags ?? {}).map(([key, tag]) => `${key}:${tag}`);
+    this.send(name, value, 'g', 1, own);
   }
 
   timing(name: string, ms: number, sampleRate: number): void {

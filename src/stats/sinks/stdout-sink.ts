@@ -1,29 +1,19 @@
 // Statistics written to standard output, one line per statistic per flush (USE_STATSD=false).
-import type { StatsSink } from '../sink';
-import { nameTagSuffix } from '../tags';
-import { statsdLine } from './format';
+import type { StatTags } from '../store';
+import { LineSink } from './line-sink';
 
-export class StdoutSink implements StatsSink {
+export class StdoutSink extends LineSink {
   private lines: string[] = [];
-  private readonly suffix: string;
 
   constructor(
     private readonly out: NodeJS.WritableStream = process.stdout,
-    extraTags: Readonly<Record<string, string>> = {},
+    extraTags: StatTags = {},
   ) {
-    this.suffix = nameTagSuffix(extraTags);
+    super(extraTags);
   }
 
-  counter(name: string, delta: number): void {
-    this.lines.push(statsdLine(name + this.suffix, delta, 'c'));
-  }
-
-  gauge(name: string, value: number): void {
-    this.lines.push(statsdLine(name + this.suffix, value, 'g'));
-  }
-
-  timing(name: string, ms: number, sampleRate: number): void {
-    this.lines.push(statsdLine(name + this.suffix, ms, 'ms', sampleRate));
+  protected write(line: string): void {
+    this.lines.push(line);
   }
 
   flush(): Promise<void> {

@@ -1,4 +1,5 @@
 // Builds one instance's client (single, sentinel or cluster) and opens its first connection.
+import { performance } from 'node:perf_hooks';
 import { backOff } from 'exponential-backoff';
 import { Cluster, Redis } from 'ioredis';
 import { describeError } from '../../lib/errors';
@@ -137,7 +138,10 @@ export async function connectWithBackoff(
   logger: Logger,
 ): Promise<void> {
   const { client } = handle;
-  const startedAt = Date.now();
+  // The waits between attempts are real timers, so the time they add up to is measured on
+  // the monotonic clock they run on: an injected test clock stands still meanwhile, and the
+  // wall clock may be stepped.
+  const startedAt = performance.now();
   const target = describeInstance(instance);
   // connect() rejects with a bare "Connection is closed."; the cause arrives as an 'error' event
   // (a cluster's as 'node error'; on later attempts sometimes not at all, so the last one seen
@@ -165,7 +169,7 @@ export async function connectWithBackoff(
         timeMultiple: 2,
         jitter: 'none',
         retry: (err: unknown, attempt: number) => {
-          const elapsed = Date.now() - startedAt;
+          const elapsed = performance.now() - startedAt;
           const error = explain(err, instance);
           if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
             logger.error('giving up connecting to redis', { target, attempts: attempt - 1, error });

@@ -130,6 +130,30 @@ it('reloads on create, write, chmod and remove when RUNTIME_WATCH_ROOT is false'
   await eventually(() => recorder.domains?.join() === 'a', { what: 'remove' });
 });
 
+it('reloads on changes in subdirectories, old and new, when RUNTIME_WATCH_ROOT is false', async () => {
+  const root = tempRoot();
+  const team = path.join(root, 'config', 'team');
+  mkdirSync(team);
+  writeFileSync(path.join(team, 'c.yaml'), file('c', 1));
+  const recorder = await start({ runtimeRoot: root });
+  const limitOf = (domain: string): number | undefined =>
+    recorder.snapshots
+      .at(-1)
+      ?.findLimit(domain, { entries: [{ key: 'k', value: 'x' }], limit: undefined })?.rule
+      .requestsPerUnit;
+  expect(limitOf('c')).toBe(1);
+  writeFileSync(path.join(team, 'c.yaml'), file('c', 2));
+  await eventually(() => limitOf('c') === 2, { what: 'a write in a subdirectory' });
+  const later = path.join(team, 'later');
+  mkdirSync(later);
+  writeFileSync(path.join(later, 'd.yaml'), file('d', 1));
+  await eventually(() => recorder.domains?.join() === 'c,d', { what: 'a new subdirectory' });
+  writeFileSync(path.join(later, 'd.yaml'), file('d', 3));
+  await eventually(() => limitOf('d') === 3, { what: 'a write in the new subdirectory' });
+  rmSync(later, { recursive: true });
+  await eventually(() => recorder.domains?.join() === 'c', { what: 'the subdirectory to go' });
+});
+
 it('debounces a burst of changes into few loads', async () => {
   const root = tempRoot();
   const recorder = await start({ runtimeRoot: root });

@@ -1,10 +1,13 @@
 // The pieces of the xDS client: backoff delays, resource decoding, the node it presents.
 import protobuf from 'protobufjs';
-import { ConfigError } from '../../../src/config';
+import { ConfigError, type ConfigDocument } from '../../../src/config';
+import { messageType, RATE_LIMIT_CONFIG } from '../../../src/lib/proto';
+import { fromStruct, toStruct } from '../../../src/lib/struct';
 import {
   Backoff,
   decodeResource,
   RATE_LIMIT_CONFIG_TYPE_URL,
+  ReconnectDelays,
   xdsNode,
 } from '../../../src/provider';
 import { loadSettings, type XdsSourceSettings } from '../../../src/settings';
@@ -57,6 +60,34 @@ describe('Backoff', () => {
   });
 });
 
+describe('ReconnectDelays', () => {
+  it('retries at the connect interval until the server answers, then backs off, reset by messages', () => {
+    const delays = new ReconnectDelays(
+      { initialIntervalMs: 100, maxIntervalMs: 1000, randomFactor: 0.5, jitter: false },
+      3000,
+      () => 0.5,
+    );
+    expect([delays.next(), delays.next()]).toEqual([3000, 3000]);
+    expect(delays.hasServerAnswered).toBe(false);
+    delays.onMessage();
+    expect(delays.hasServerAnswered).toBe(true);
+    expect([delays.next(), delays.next(), delays.next()]).toEqual([100, 200, 400]);
+    delays.onMessage();
+    expect(delays.next()).toBe(100);
+  });
+
+  it('spreads the connect interval by half either way', () => {
+    const at = (r: number): number =>
+      new ReconnectDelays(
+        { initialIntervalMs: 100, maxIntervalMs: 1000, randomFactor: 0.5, jitter: true },
+        3000,
+        () => r,
+      ).next();
+    expect(at(0)).toBe(1500);
+    expect(at(0.999999)).toBeCloseTo(4500, 2);
+  });
+});
+
 describe('decodeResource', () => {
   it('refuses another type and names the resource by position', () => {
     const result = decodeResource(
@@ -94,6 +125,38 @@ describe('decodeResource', () => {
       domain: 'd',
       descriptors: [{ key: 'k', valueToMetric: true, shareThreshold: true }],
     });
+  });
+});
+
+describe('metadata through a Struct', () => {
+  it('carries every JSON kind from toStruct, through the bytes, back to the same JSON', () => {
+    const metadata = {
+      team: 'payments',
+      weight: 2.5,
+      on: true,
+      nothing: null,
+      nested: { list: ['a', 1, false, null, { deep: [] }], empty: {} },
+    };
+    const type = messageType(RATE_LIMIT_CONFIG.file, RATE_LIMIT_CONFIG.name);
+    const bytes = type
+      .encode(
+        type.fromObject({
+          name: 'm',
+          domain: 'd',
+          descriptors: [{ key: 'k', metadata: toStruct(metadata) }],
+        }),
+      )
+      .finish();
+    const doc = decodeResource({ type_url: RATE_LIMIT_CONFIG_TYPE_URL, value: bytes }, 0);
+    expect(doc).not.toBeInstanceOf(ConfigError);
+    expect((doc as ConfigDocument).descriptors[0]?.metadata).toEqual(metadata);
+  });
+
+  it('reads a sparse decoded Struct: no fields, a list without values, a Value of no kind', () => {
+    expect(fromStruct({})).toEqual({});
+    expect(fromStruct({ fields: { l: { listValue: {} }, v: {}, s: { structValue: {} } } })).toEqual(
+      { l: [], v: null, s: {} },
+    );
   });
 });
 

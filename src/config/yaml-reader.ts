@@ -1,0 +1,242 @@
+// Typed reads of one parsed YAML file's nodes, each returning its value or the refusal.
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  type Document,
+  type LineCounter,
+  type Node as YamlNode,
+  type Scalar,
+} from 'yaml';
+import { MAX_UINT32 } from '../lib/uint32';
+import type { JsonObject, JsonValue } from '../lib/struct';
+import { ConfigError, type ConfigErrorCode, type SourcePosition } from './errors';
+
+export type { YamlNode };
+
+/** One key of a map and its value. */
+export interface Entry {
+  readonly key: string;
+  readonly node: YamlNode | null;
+  readonly position: SourcePosition | undefined;
+}
+
+/** The text of a scalar as written in the file. */
+function scalarText(node: Scalar): string {
+  if (typeof node.source === 'string') return node.source;
+  const v = node.value;
+  return typeof v === 'string' ||
+    typeof v === 'number' ||
+    typeof v === 'boolean' ||
+    typeof v === 'bigint'
+    ? String(v)
+    : '';
+}
+
+/** A node as a refusal names it. */
+function describe(node: YamlNode | null): string {
+  if (node === null) return 'nothing';
+  if (isMap(node)) return 'a map';
+  if (isSeq(node)) return 'a list';
+  if (isScalar(node)) return JSON.stringify(scalarText(node));
+  return 'an unknown node';
+}
+
+/** A YAML 1.1 merge key (`<<`), which the reference's YAML library honours. */
+function isMergeKey(node: YamlNode | null): boolean {
+  return isScalar(node) && typeof node.value === 'symbol' && node.source === '<<';
+}
+
+/**
+ * Reads the nodes of one file. Every read returns its value or the ConfigError that refuses
+ * the file; warnings (accepted but probably wrong) are collected on the side.
+ */
+export class YamlReader {
+  readonly warnings: string[] = [];
+
+  constructor(
+    private readonly source: string,
+    private readonly doc: Document,
+    private readonly lines: LineCounter,
+    /** The keys the format knows anywhere; any other key refuses the file. */
+    private readonly validKeys: ReadonlySet<string>,
+  ) {}
+
+  /** The refusal of this file for `reason`, at `node` when given. */
+  refusal(code: ConfigErrorCode, reason: string, node?: YamlNode | null): ConfigError {
+    return new ConfigError(code, this.source, reason, this.position(node));
+  }
+
+  /**
+   * The reference accepts a known key in the wrong place and ignores it; so do we, so that its
+   * files load unchanged, but we say so, because it is nearly always a mistake.
+   */
+  misplaced(entry: Entry, where: string): void {
+    const at =
+      entry.position === undefined
+        ? ''
+        : ` (line ${entry.position.line}, column ${entry.position.column})`;
+    this.warnings.push(
+      `${this.source}: key '${entry.key}' has no meaning ${where} and is ignored${at}`,
+    );
+  }
+
+  position(node: YamlNode | null | undefined): SourcePosition | undefined {
+    const offset = node?.range?.[0];
+    if (offset === undefined) return undefined;
+    const pos = this.lines.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  }
+
+  /** The node itself, or the node an alias points at. */
+  resolve(node: unknown): YamlNode | null {
+    if (node === null || node === undefined) return null;
+    if (isAlias(node)) return (node.resolve(this.doc) as YamlNode | undefined) ?? null;
+    return node as YamlNode;
+  }
+
+  /** The entries of a map, with keys checked against the accepted keys. */
+  entries(node: YamlNode | null): Entry[] | ConfigError {
+    if (node === null) return [];
+    if (!isMap(node))
+      return this.refusal('BAD_VALUE', `config error, expected a map, got ${describe(node)}`, node);
+    const out: Entry[] = [];
+    for (const pair of node.items) {
+      const keyNode = this.resolve(pair.key);
+      const valueNode = this.resolve(pair.value);
+      if (isMergeKey(keyNode)) {
+        const merged = this.mergedEntries(valueNode);
+        if (merged instanceof ConfigError) return merged;
+        // Keys written in the map itself win over merged ones.
+        const isOwnKey = (key: string): boolean =>
+          node.items.some((p) => isScalar(p.key) && p.key.value === key);
+        out.push(...merged.filter((entry) => !isOwnKey(entry.key)));
+        continue;
+      }
+      const entry = this.entry(keyNode, valueNode);
+      if (entry instanceof ConfigError) return entry;
+      out.push(entry);
+    }
+    return out;
+  }
+
+  /** The entries a merge key brings in; of several maps, the later ones first, as merged. */
+  private mergedEntries(valueNode: YamlNode | null): Entry[] | ConfigError {
+    const sources = isSeq(valueNode) ? valueNode.items.map((i) => this.resolve(i)) : [valueNode];
+    const out: Entry[] = [];
+    for (const source of sources.reverse()) {
+      const entries = this.entries(source);
+      if (entries instanceof ConfigError) return entries;
+      out.push(...entries);
+    }
+    return out;
+  }
+
+  private entry(keyNode: YamlNode | null, valueNode: YamlNode | null): Entry | ConfigError {
+    if (!isScalar(keyNode) || typeof keyNode.value !== 'string') {
+      const shown = isScalar(keyNode) ? String(keyNode.source ?? keyNode.value) : describe(keyNode);
+      return this.refusal(
+        'KEY_NOT_STRING',
+        `config error, key is not of type string: ${shown}`,
+        keyNode,
+      );
+    }
+    const key = keyNode.value;
+    if (!this.validKeys.has(key))
+      return this.refusal('UNKNOWN_KEY', `config error, unknown key '${key}'`, keyNode);
+    return { key, node: valueNode, position: this.position(keyNode) };
+  }
+
+  /** A list whose items must all be maps. */
+  listOfMaps(entry: Entry): (YamlNode | null)[] | ConfigError {
+    const node = entry.node;
+    if (node === null) return [];
+    if (!isSeq(node)) {
+      return this.refusal(
+        'BAD_VALUE',
+        `config error, '${entry.key}' must be a list, got ${describe(node)}`,
+        node,
+      );
+    }
+    const out: YamlNode[] = [];
+    for (const item of node.items) {
+      const resolved = this.resolve(item);
+      if (!isMap(resolved)) {
+        return this.refusal(
+          'LIST_NOT_MAPS',
+          `config error, yaml file contains list of type other than map: ${describe(resolved)}`,
+          resolved,
+        );
+      }
+      out.push(resolved);
+    }
+    return out;
+  }
+
+  /** A string field; numbers and booleans count as their source text, as the reference reads them. */
+  string(entry: Entry): string | ConfigError {
+    const node = entry.node;
+    if (node === null) return '';
+    if (!isScalar(node)) {
+      return this.refusal(
+        'BAD_VALUE',
+        `config error, '${entry.key}' must be a string, got ${describe(node)}`,
+        node,
+      );
+    }
+    if (typeof node.value === 'string') return node.value;
+    if (node.value === null) return '';
+    return scalarText(node);
+  }
+
+  bool(entry: Entry): boolean | ConfigError {
+    const node = entry.node;
+    if (node === null) return false;
+    if (!isScalar(node) || typeof node.value !== 'boolean') {
+      return this.refusal(
+        'BAD_VALUE',
+        `config error, '${entry.key}' must be true or false, got ${describe(node)}`,
+        node,
+      );
+    }
+    return node.value;
+  }
+
+  uint32(entry: Entry): number | ConfigError {
+    const node = entry.node;
+    if (node === null) return 0;
+    const value = isScalar(node) ? node.value : undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_UINT32) {
+      return this.refusal(
+        'BAD_VALUE',
+        `config error, '${entry.key}' must be a whole number from 0 to ${MAX_UINT32}, got ${describe(node)}`,
+        node,
+      );
+    }
+    return value;
+  }
+
+  /** Any node as JSON: metadata is free-form. */
+  json(node: YamlNode | null): JsonValue {
+    if (node === null) return null;
+    if (isMap(node)) {
+      const out: JsonObject = {};
+      for (const pair of node.items) {
+        const keyNode = this.resolve(pair.key);
+        const key = isScalar(keyNode) ? String(keyNode.value) : '';
+        out[key] = this.json(this.resolve(pair.value));
+      }
+      return out;
+    }
+    if (isSeq(node)) return node.items.map((i) => this.json(this.resolve(i)));
+    if (isScalar(node)) {
+      const v = node.value;
+      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null)
+        return v;
+      if (typeof v === 'bigint') return Number(v);
+      return scalarText(node);
+    }
+    return null;
+  }
+}

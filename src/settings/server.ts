@@ -1,0 +1,71 @@
+// Server section: the listeners (HTTP, gRPC, debug), gRPC connection age and TLS, and WORKERS.
+import { deepFreeze } from '../lib/freeze';
+import type { SettingsProblem } from './errors';
+import { bool, duration, int, port, str } from './fields';
+import { group, optional, type Values } from './section';
+import type { GrpcServerTlsSettings, ServerSettings } from './types';
+
+export const SERVER = group('', {
+  HOST: str('0.0.0.0'),
+  PORT: port(8080),
+  DEBUG_HOST: str('0.0.0.0'),
+  DEBUG_PORT: port(6070),
+  GRPC_HOST: str('0.0.0.0'),
+  GRPC_PORT: port(8081),
+  GRPC_UDS: str(),
+  WORKERS: int(1, 1, 256),
+  GRPC_MAX_CONNECTION_AGE: duration('24h'),
+  GRPC_MAX_CONNECTION_AGE_GRACE: duration('1h'),
+  GRPC_SERVER_USE_TLS: bool(false),
+  GRPC_SERVER_TLS_CERT: str(),
+  GRPC_SERVER_TLS_KEY: str(),
+  GRPC_CLIENT_TLS_CACERT: str(),
+  GRPC_CLIENT_TLS_SAN: str(),
+});
+
+function grpcTls(
+  s: Values<typeof SERVER>,
+  problems: SettingsProblem[],
+): GrpcServerTlsSettings | undefined {
+  if (!s.GRPC_SERVER_USE_TLS) return undefined;
+  if (s.GRPC_SERVER_TLS_CERT === '' || s.GRPC_SERVER_TLS_KEY === '') {
+    problems.push({
+      setting: 'GRPC_SERVER_TLS_CERT',
+      message:
+        'GRPC_SERVER_USE_TLS is true but GRPC_SERVER_TLS_CERT or GRPC_SERVER_TLS_KEY is not set',
+    });
+  }
+  return {
+    certFile: s.GRPC_SERVER_TLS_CERT,
+    keyFile: s.GRPC_SERVER_TLS_KEY,
+    clientCaFile: optional(s.GRPC_CLIENT_TLS_CACERT),
+    clientSan: optional(s.GRPC_CLIENT_TLS_SAN),
+  };
+}
+
+/** The listeners' settings; `backendType` decides whether several workers can share counters. */
+export function serverSettings(
+  s: Values<typeof SERVER>,
+  backendType: string,
+  problems: SettingsProblem[],
+): ServerSettings {
+  if (s.WORKERS > 1 && backendType === 'memory') {
+    problems.push({
+      setting: 'WORKERS',
+      message: `WORKERS is ${s.WORKERS} but BACKEND_TYPE is memory, whose counters live inside one process: each worker would count on its own. Use WORKERS=1 with the memory backend, or BACKEND_TYPE=redis`,
+    });
+  }
+  return deepFreeze({
+    workers: s.WORKERS,
+    http: { host: s.HOST, port: s.PORT },
+    debug: { host: s.DEBUG_HOST, port: s.DEBUG_PORT },
+    grpc: {
+      host: s.GRPC_HOST,
+      port: s.GRPC_PORT,
+      uds: optional(s.GRPC_UDS),
+      maxConnectionAgeMs: s.GRPC_MAX_CONNECTION_AGE,
+      maxConnectionAgeGraceMs: s.GRPC_MAX_CONNECTION_AGE_GRACE,
+      tls: grpcTls(s, problems),
+    },
+  });
+}

@@ -1,0 +1,91 @@
+// The sinks the settings choose, each made by the factory registered for its type.
+import { readFileSync } from 'node:fs';
+import { describeError } from '../lib/errors';
+import type { Logger } from '../lib/logger';
+import { SettingsError, type StatsSinkSettings } from '../settings';
+import { defaultMapping } from './prometheus/default-mapping';
+import { MetricMapper } from './prometheus/mapper';
+import { PrometheusSink } from './prometheus/prometheus-sink';
+import type { StatsSink } from './sink';
+import { DogStatsdSink } from './sinks/dogstatsd-sink';
+import { StatsdSink } from './sinks/statsd-sink';
+import { StdoutSink } from './sinks/stdout-sink';
+import type { StatsStore, StatTags } from './store';
+
+/** What every sink factory may use besides its own settings. */
+export interface SinkDeps {
+  readonly store: StatsStore;
+  readonly extraTags: StatTags;
+  readonly logger: Logger;
+}
+
+type SinkSettingsOf = {
+  readonly [K in StatsSinkSettings['type']]: Extract<StatsSinkSettings, { type: K }>;
+};
+type SinkFactories = {
+  readonly [K in keyof SinkSettingsOf]: (settings: SinkSettingsOf[K], deps: SinkDeps) => StatsSink;
+};
+
+/** The mapping file, or the built-in mapping; a bad file stops start-up naming the setting. */
+export function loadMapper(
+  file: string | undefined,
+  responseTimeAsMilliseconds: boolean,
+): MetricMapper {
+  if (file === undefined)
+    return MetricMapper.fromYaml(
+      defaultMapping(responseTimeAsMilliseconds),
+      'the built-in mapping',
+    );
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err: unknown) {
+    throw new SettingsError([
+      { setting: 'PROMETHEUS_MAPPER_YAML', message: `cannot read ${file}: ${describeError(err)}` },
+    ]);
+  }
+  try {
+    return MetricMapper.fromYaml(text, file);
+  } catch (err: unknown) {
+    throw new SettingsError([{ setting: 'PROMETHEUS_MAPPER_YAML', message: describeError(err) }]);
+  }
+}
+
+function onSendError(logger: Logger): (err: Error) => void {
+  return (err) => {
+    logger.debug('statsd send failed', { error: err.message });
+  };
+}
+
+/** One line per sink type: adding a sink is a new file in sinks/ and a line here. */
+const SINKS: SinkFactories = {
+  stdout: (_settings, deps) => new StdoutSink(process.stdout, deps.extraTags),
+  statsd: (settings, deps) =>
+    new StatsdSink({ ...settings, extraTags: deps.extraTags, onError: onSendError(deps.logger) }),
+  dogstatsd: (settings, deps) =>
+    new DogStatsdSink({
+      ...settings,
+      extraTags: deps.extraTags,
+      onError: onSendError(deps.logger),
+    }),
+  prometheus: (settings, deps) =>
+    new PrometheusSink({
+      mapper: loadMapper(settings.mapperYaml, settings.responseTimeAsMilliseconds),
+      store: deps.store,
+      extraTags: deps.extraTags,
+      logger: deps.logger,
+    }),
+};
+
+function createSink<K extends keyof SinkSettingsOf>(
+  settings: SinkSettingsOf[K] & { type: K },
+  deps: SinkDeps,
+): StatsSink {
+  const factory: SinkFactories[K] = SINKS[settings.type];
+  return factory(settings, deps);
+}
+
+/** The sinks of `sinks`, in order; throws SettingsError when a sink's own file is bad. */
+export function createSinks(sinks: readonly StatsSinkSettings[], deps: SinkDeps): StatsSink[] {
+  return sinks.map((settings) => createSink(settings, deps));
+}

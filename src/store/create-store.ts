@@ -1,0 +1,39 @@
+// The counter store the settings choose, opened by the opener registered for its backend type.
+import type { BackendSettings } from '../settings';
+import type { CounterStore } from './counter-store';
+import { MemoryCounterStore } from './memory/memory-store';
+import { openRedisStore } from './redis/open-redis-store';
+import type { StoreDeps } from './store-deps';
+
+type BackendSettingsOf = {
+  readonly [K in BackendSettings['type']]: Extract<BackendSettings, { type: K }>;
+};
+
+/** Opens one backend; rejects with a StoreError when the backend cannot be reached. */
+type StoreOpeners = {
+  readonly [K in keyof BackendSettingsOf]: (
+    settings: BackendSettingsOf[K],
+    deps: StoreDeps,
+  ) => Promise<CounterStore>;
+};
+
+/**
+ * One line per backend type: adding a backend is a new folder in store/ and a line here
+ * (the settings' BackendSettings union makes a missing line a compile error).
+ */
+export const STORE_OPENERS: StoreOpeners = {
+  memory: (_settings, deps) => Promise.resolve(new MemoryCounterStore({ clock: deps.clock })),
+  redis: openRedisStore,
+  // Settings refuse BACKEND_TYPE=memcache until the backend lands (settings/not-built.ts).
+  memcache: () =>
+    Promise.reject(new Error('the memcached backend is not available in this version')),
+};
+
+/** Opens the store of `settings.type`; resolves once it is ready for requests. */
+export function createStore<K extends keyof BackendSettingsOf>(
+  settings: BackendSettingsOf[K] & { readonly type: K },
+  deps: StoreDeps,
+): Promise<CounterStore> {
+  const open: StoreOpeners[K] = STORE_OPENERS[settings.type];
+  return open(settings, deps);
+}
