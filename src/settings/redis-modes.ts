@@ -40,6 +40,25 @@ export function redisTls(raw: RawInstance, url: string): ClientTlsSettings | und
   return clientTlsSettings({ ...raw, TLS: raw.TLS || isTlsUrl(url) });
 }
 
+/**
+ * The reference builds one TLS configuration from the REDIS_TLS_* files and gives it to both
+ * instances. So while none of REDIS_PERSECOND_TLS_CACERT, _CLIENT_CERT and _CLIENT_KEY is set,
+ * the per-second instance takes the main instance's files (and skips hostname verification when
+ * either says so); setting any of its own configures it apart.
+ */
+export function withInheritedTlsFiles<T extends RawInstance>(perSecond: T, main: RawInstance): T {
+  if (perSecond.TLS_CACERT !== '' || perSecond.TLS_CLIENT_CERT !== '') return perSecond;
+  if (perSecond.TLS_CLIENT_KEY !== '') return perSecond;
+  return {
+    ...perSecond,
+    TLS_CACERT: main.TLS_CACERT,
+    TLS_CLIENT_CERT: main.TLS_CLIENT_CERT,
+    TLS_CLIENT_KEY: main.TLS_CLIENT_KEY,
+    TLS_SKIP_HOSTNAME_VERIFICATION:
+      perSecond.TLS_SKIP_HOSTNAME_VERIFICATION || main.TLS_SKIP_HOSTNAME_VERIFICATION,
+  };
+}
+
 /** The IAM identity of the instance, or undefined when it authenticates otherwise. */
 export function redisIam(raw: RawInstance): RedisIamSettings | undefined {
   if (!raw.AWS_IAM_AUTH) return undefined;

@@ -3,7 +3,7 @@ import { deepFreeze } from '../lib/freeze';
 import { describeValue } from './environment';
 import type { SettingsProblem } from './errors';
 import { bool, duration, int, oneOf, str } from './fields';
-import { redisIam, redisModeProblems, redisTls } from './redis-modes';
+import { redisIam, redisModeProblems, redisTls, withInheritedTlsFiles } from './redis-modes';
 import { clientTlsFields, group, type Values } from './section';
 import type { RedisAuthSettings, RedisBackendSettings, RedisInstanceSettings } from './types';
 
@@ -140,7 +140,7 @@ export function redisBackendSettings(
     type: 'redis',
     main: redisInstanceSettings(main, 'REDIS_', problems),
     perSecond: common.PERSECOND
-      ? redisInstanceSettings(perSecond, 'REDIS_PERSECOND_', problems)
+      ? redisInstanceSettings(withInheritedTlsFiles(perSecond, main), 'REDIS_PERSECOND_', problems)
       : undefined,
     healthCheckActiveConnection: common.HEALTH_CHECK_ACTIVE_CONNECTION,
     startup: {

@@ -109,6 +109,40 @@ describe('TLS', () => {
   });
 });
 
+describe('per-second TLS files', () => {
+  const env = {
+    REDIS_TLS: 'true',
+    REDIS_TLS_CACERT: '/main-ca.pem',
+    REDIS_TLS_CLIENT_CERT: '/main.crt',
+    REDIS_TLS_CLIENT_KEY: '/main.key',
+    REDIS_PERSECOND: 'true',
+    REDIS_PERSECOND_URL: 'ps:6379',
+    REDIS_PERSECOND_TLS: 'true',
+  };
+
+  it("are the main instance's while none of its own is set, as the reference shares them", () => {
+    expect(redis(env).perSecond?.tls).toMatchObject({
+      caFile: '/main-ca.pem',
+      certFile: '/main.crt',
+      keyFile: '/main.key',
+    });
+  });
+
+  it('are its own as soon as one is set', () => {
+    expect(redis({ ...env, REDIS_PERSECOND_TLS_CACERT: '/ps-ca.pem' }).perSecond?.tls).toEqual({
+      caFile: '/ps-ca.pem',
+      certFile: undefined,
+      keyFile: undefined,
+      serverName: undefined,
+      skipHostnameVerification: false,
+    });
+  });
+
+  it('stay off while the per-second instance has no TLS', () => {
+    expect(redis({ ...env, REDIS_PERSECOND_TLS: 'false' }).perSecond?.tls).toBeUndefined();
+  });
+});
+
 describe('AWS IAM', () => {
   it('reads the identity of the cache', () => {
     expect(redis(IAM).main.iam).toEqual({
