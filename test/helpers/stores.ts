@@ -2,7 +2,12 @@
 import { ManualClock } from '../../src/lib/clock';
 import { silentLogger } from '../../src/lib/logger';
 import { loadSettings, type RedisBackendSettings } from '../../src/settings';
-import { MemoryCounterStore, RedisCounterStore, type CounterStore } from '../../src/store';
+import {
+  MemoryCounterStore,
+  RedisCounterStore,
+  StoreError,
+  type CounterStore,
+} from '../../src/store';
 import type { Cluster, Redis } from 'ioredis';
 import type { RedisStoreOptions } from '../../src/store';
 import type { RedisServer } from './redis-server';
@@ -91,4 +96,15 @@ export async function openRedisFixture(
       for (const client of checkers) client.disconnect();
     },
   };
+}
+
+/** The StoreError a store call rejects with; fails the test when it resolves or throws otherwise. */
+export async function rejection(promise: Promise<unknown>): Promise<StoreError> {
+  try {
+    await promise;
+  } catch (err: unknown) {
+    if (err instanceof StoreError) return err;
+    throw err;
+  }
+  throw new Error('expected a StoreError');
 }

@@ -2,11 +2,11 @@
 // REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR the connection is closed and the next command goes to
 // the master the sentinels name now. The failing request still gets its error.
 import { silentLogger } from '../../../src/lib/logger';
-import { RedisCounterStore, StoreError } from '../../../src/store';
+import { RedisCounterStore } from '../../../src/store';
 import { collectCleanups } from '../../helpers/cleanups';
 import { eventually } from '../../helpers/eventually';
 import { SentinelSet } from '../../helpers/sentinel-set';
-import { redisSettings } from '../../helpers/stores';
+import { redisSettings, rejection } from '../../helpers/stores';
 
 const cleanup = collectCleanups();
 const run = `${process.pid}_${Date.now()}`;
@@ -34,16 +34,6 @@ async function open(env: Record<string, string> = {}): Promise<RedisCounterStore
   return store;
 }
 
-async function failure(promise: Promise<unknown>): Promise<StoreError> {
-  try {
-    await promise;
-  } catch (err: unknown) {
-    if (err instanceof StoreError) return err;
-    throw err;
-  }
-  throw new Error('expected a StoreError');
-}
-
 it('leaves a demoted master after READONLY with the setting, and keeps failing without', async () => {
   const closing = await open({ REDIS_CLOSE_CONNECTION_ON_READONLY_ERROR: 'true' });
   const keeping = await open();
@@ -62,7 +52,7 @@ it('leaves a demoted master after READONLY with the setting, and keeps failing w
   }
 
   const key = `after_${run}`;
-  const err = await failure(closing.increment([inc(key)]));
+  const err = await rejection(closing.increment([inc(key)]));
   expect(err.message).toMatch(/^redis backend: READONLY /);
   expect(err.isTransient).toBe(true);
   // The next commands reach the new master.
@@ -78,6 +68,6 @@ it('leaves a demoted master after READONLY with the setting, and keeps failing w
 
   // Without the setting the connection stays on the demoted master.
   for (let i = 0; i < 3; i++) {
-    expect((await failure(keeping.increment([inc(key)]))).message).toMatch(/READONLY/);
+    expect((await rejection(keeping.increment([inc(key)]))).message).toMatch(/READONLY/);
   }
 });

@@ -1,15 +1,8 @@
 // Redis sentinel, cluster, TLS and AWS IAM settings: what they become, and what is refused.
-import { loadSettings, SettingsError, type RedisBackendSettings } from '../../../src/settings';
+import { loadSettings, type RedisBackendSettings } from '../../../src/settings';
+import { settingsProblems } from '../../helpers/settings';
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadSettings(env);
-  } catch (err: unknown) {
-    if (err instanceof SettingsError) return err.problems.map((p) => `${p.setting}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected a SettingsError');
-}
+const problems = settingsProblems;
 
 function redis(env: Record<string, string>): RedisBackendSettings {
   const backend = loadSettings(env).backend;

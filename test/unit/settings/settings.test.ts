@@ -1,16 +1,9 @@
 // Settings: defaults, real names and neutral aliases, parsing, refusals with exact messages.
-import { loadSettings, SettingsError, allSettingNames, namesFor } from '../../../src/settings';
+import { loadSettings, allSettingNames, namesFor } from '../../../src/settings';
+import { settingsProblems } from '../../helpers/settings';
 import { list, map } from '../../../src/settings/fields';
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadSettings(env);
-  } catch (err: unknown) {
-    if (err instanceof SettingsError) return err.problems.map((p) => `${p.setting}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected a SettingsError');
-}
+const problems = settingsProblems;
 
 describe('defaults', () => {
   const s = loadSettings({});
