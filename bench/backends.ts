@@ -1,15 +1,18 @@
-// The Redis deployments the bench runs the service against: one server, a Sentinel-watched
-// master, and a three-master cluster, all on the Redis core, stopped by their process ids.
+// The backends the bench runs the service against: one redis-server, a Sentinel-watched master,
+// a three-master cluster, and memcached, all on the backend core, stopped by their process ids.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { startMemcached } from './memcached';
 import { captureOutput, freePort, pinned, stop, waitFor } from './processes';
 
-export type RedisMode = 'redis' | 'sentinel' | 'cluster';
+/** The deployments a scenario can count in; `memcache` is BACKEND_TYPE's spelling. */
+export type Deployed = 'redis' | 'sentinel' | 'cluster' | 'memcache';
 
 /** One deployment: how the service reaches it and how the bench measures it. */
 export interface Deployment {
-  /** REDIS_TYPE and REDIS_URL for the service. */
+  readonly backendType: 'redis' | 'memcache';
+  /** The settings that point the service at it (REDIS_TYPE and REDIS_URL, MEMCACHE_HOST_PORT). */
   readonly env: Readonly<Record<string, string>>;
   /** The data nodes, whose CPU and commands count as Redis's. */
   readonly dataPids: () => (number | undefined)[];
@@ -57,6 +60,7 @@ function deployment(
 ): Deployment {
   const ports = data.map((d) => d.port);
   return {
+    backendType: 'redis',
     env,
     dataPids: () => data.map((d) => d.child.pid),
     // Each node's INFO counts itself.
@@ -118,13 +122,26 @@ async function startCluster(cores: string, work: string): Promise<Deployment> {
   return deployment({ REDIS_TYPE: 'cluster', REDIS_URL: seeds.join(',') }, nodes, []);
 }
 
+/** memcached, counted but not flushed (its keys expire like Redis's and never collide). */
+async function startMemcache(cores: string): Promise<Deployment> {
+  const memcached = await startMemcached(cores);
+  return {
+    backendType: 'memcache',
+    env: { MEMCACHE_HOST_PORT: `127.0.0.1:${memcached.port}` },
+    dataPids: () => [memcached.pid],
+    commands: () => 0,
+    flush: () => undefined,
+    stop: () => stop(memcached.child),
+  };
+}
+
 /** Starts the deployments the chosen scenarios use. */
 export async function startDeployments(
-  modes: ReadonlySet<RedisMode>,
+  modes: ReadonlySet<Deployed>,
   cores: string,
   work: string,
-): Promise<Map<RedisMode, Deployment>> {
-  const out = new Map<RedisMode, Deployment>();
+): Promise<Map<Deployed, Deployment>> {
+  const out = new Map<Deployed, Deployment>();
   try {
     if (modes.has('redis')) {
       const server = await startServer(cores, mkdtempSync(path.join(work, 'redis-')));
@@ -132,6 +149,7 @@ export async function startDeployments(
     }
     if (modes.has('sentinel')) out.set('sentinel', await startSentinel(cores, work));
     if (modes.has('cluster')) out.set('cluster', await startCluster(cores, work));
+    if (modes.has('memcache')) out.set('memcache', await startMemcache(cores));
   } catch (err: unknown) {
     await Promise.all([...out.values()].map((d) => d.stop()));
     throw err;

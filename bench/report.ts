@@ -8,7 +8,8 @@ export interface Measurement {
   readonly latencyMs: LoadResult['latencyMs'];
   readonly serverCpu: number;
   readonly loadCpu: number;
-  readonly redisCpu: number | undefined;
+  /** CPU of the scenario's backend processes (the Redis data nodes, or memcached). */
+  readonly backendCpu: number | undefined;
   readonly peakRssMiB: number;
   readonly unexpected: number;
   readonly outcomes: Record<string, number>;
@@ -47,7 +48,7 @@ export function table(rows: readonly Row[]): string {
     'p99 ms',
     'max ms',
     'server CPU',
-    'redis CPU',
+    'backend CPU',
     'load CPU',
     'redis cmds/answer',
     'RSS MiB',
@@ -63,7 +64,7 @@ export function table(rows: readonly Row[]): string {
     f(m.latencyMs.p99),
     f(m.latencyMs.max, 1),
     f(m.serverCpu),
-    f(m.redisCpu),
+    f(m.backendCpu),
     f(m.loadCpu),
     f(m.redisCommandsPerAnswer),
     m.peakRssMiB.toFixed(0),

@@ -24,7 +24,7 @@ import {
   waitFor,
 } from './processes';
 import { startDeployments, type Deployment } from './backends';
-import { CONFIG, SCENARIOS, isRedisMode, type Scenario } from './scenarios';
+import { CONFIG, SCENARIOS, isDeployed, type Scenario } from './scenarios';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '5');
@@ -49,7 +49,7 @@ function serviceEnv(
     GRPC_PORT: String(ports.grpc),
     DEBUG_HOST: '127.0.0.1',
     DEBUG_PORT: String(ports.debug),
-    BACKEND_TYPE: redis === undefined ? 'memory' : 'redis',
+    BACKEND_TYPE: redis?.backendType ?? 'memory',
     ...redis?.env,
     RUNTIME_ROOT: work,
     RUNTIME_SUBDIRECTORY: '',
@@ -128,15 +128,15 @@ async function measure(
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     const pids = server.pids();
     const cpu0 = pids.map(cpuSeconds);
-    const redisCpuNow = (): number =>
+    const backendCpuNow = (): number =>
       (redis?.dataPids() ?? []).reduce((sum: number, pid) => sum + cpuSeconds(pid), 0);
-    const redis0 = redisCpuNow();
+    const backend0 = backendCpuNow();
     const commands0 = redis?.commands() ?? 0;
     const started = Date.now();
     await exited;
     const elapsed = (Date.now() - started) / 1000;
     const serverCpu = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0);
-    const redisCpu = redisCpuNow() - redis0;
+    const backendCpu = backendCpuNow() - backend0;
     const commands = (redis?.commands() ?? 0) - commands0;
     const result = JSON.parse(loadOutput().trim().split('\n').pop() ?? '{}') as LoadResult;
     const expected = result.outcomes[scenario.expect] ?? 0;
@@ -145,12 +145,12 @@ async function measure(
       latencyMs: result.latencyMs,
       serverCpu: serverCpu / elapsed,
       loadCpu: result.cpuSeconds / (result.durationMs / 1000),
-      redisCpu: redis === undefined ? undefined : redisCpu / elapsed,
+      backendCpu: redis === undefined ? undefined : backendCpu / elapsed,
       peakRssMiB: pids.reduce((sum, pid) => sum + peakRssMiB(pid), 0),
       unexpected: result.completed - expected,
       outcomes: result.outcomes,
       redisCommandsPerAnswer:
-        redis === undefined ? undefined : commands / Math.max(1, result.completed),
+        redis?.backendType === 'redis' ? commands / Math.max(1, result.completed) : undefined,
     };
   } finally {
     await stop(server.child);
@@ -176,15 +176,15 @@ async function main(): Promise<void> {
   const scenarios = SCENARIOS.filter(
     (s) => chosen(s) || SCENARIOS.some((o) => chosen(o) && o.baseline === s.name),
   );
-  const modes = new Set(scenarios.flatMap((s) => (isRedisMode(s.backend) ? [s.backend] : [])));
+  const modes = new Set(scenarios.flatMap((s) => (isDeployed(s.backend) ? [s.backend] : [])));
   const deployments = await startDeployments(modes, CORES.redis, work);
   const deploymentOf = (s: Scenario): Deployment | undefined =>
-    isRedisMode(s.backend) ? deployments.get(s.backend) : undefined;
+    isDeployed(s.backend) ? deployments.get(s.backend) : undefined;
   try {
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
         (HAS_TASKSET
-          ? `server on core ${CORES.server} (${CORES.serverPair} for the two-core rows), load generator on ${CORES.load}, redis on ${CORES.redis}\n`
+          ? `server on core ${CORES.server} (${CORES.serverPair} for the two-core rows), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
           : 'taskset missing: nothing pinned\n'),
     );
     const measured = new Map<string, Measurement[]>();

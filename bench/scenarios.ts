@@ -1,7 +1,7 @@
 // What the bench measures: the service under each kind of traffic, and the no-op grpc-js
 // server every figure is compared with.
 import { loadPackageDefinition } from '../src/lib/proto';
-import type { RedisMode } from './backends';
+import type { Deployed } from './backends';
 
 export const CONFIG = `domain: bench
 descriptors:
@@ -24,7 +24,7 @@ export interface Scenario {
   readonly name: string;
   readonly kind: Kind;
   readonly server: 'noop' | 'service';
-  readonly backend: RedisMode | 'memory' | '-';
+  readonly backend: Deployed | 'memory' | '-';
   readonly concurrency: number;
   /** WORKERS for the service; above 1 the server gets two cores. */
   readonly workers: number;
@@ -38,8 +38,9 @@ export interface Scenario {
   readonly baseline?: string;
 }
 
-export function isRedisMode(backend: Scenario['backend']): backend is RedisMode {
-  return backend === 'redis' || backend === 'sentinel' || backend === 'cluster';
+/** Whether the scenario counts in a deployment the bench starts (Redis in a mode, memcached). */
+export function isDeployed(backend: Scenario['backend']): backend is Deployed {
+  return backend !== 'memory' && backend !== '-';
 }
 
 const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
@@ -137,6 +138,15 @@ export const SCENARIOS: readonly Scenario[] = [
     expect: 'OVER_LIMIT',
     env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576' },
   }),
+  scenario({ name: 'memcached, 1 descriptor', backend: 'memcache', bodies: one }),
+  scenario({
+    name: 'memcached, 1 descriptor @16',
+    backend: 'memcache',
+    concurrency: 16,
+    bodies: one,
+  }),
+  scenario({ name: 'memcached, 3 descriptors', backend: 'memcache', bodies: three }),
+  scenario({ name: 'memcached, 10,000 distinct keys', backend: 'memcache', bodies: distinct }),
   scenario({ name: 'memory, 1 descriptor', backend: 'memory', bodies: one }),
   scenario({ name: 'memory, 1 descriptor @16', backend: 'memory', concurrency: 16, bodies: one }),
   scenario({

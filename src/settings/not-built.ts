@@ -22,11 +22,6 @@ const whenTrue =
  */
 export const NOT_BUILT: readonly NotBuilt[] = [
   {
-    setting: 'BACKEND_TYPE',
-    asked: (raw) => (raw.backend.BACKEND_TYPE === 'memcache' ? 'memcache' : undefined),
-    capability: 'the memcached backend',
-  },
-  {
     setting: 'GRPC_SERVER_USE_TLS',
     asked: whenTrue((raw) => raw.server.GRPC_SERVER_USE_TLS),
     capability: 'TLS on the gRPC listener',

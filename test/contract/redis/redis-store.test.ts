@@ -3,7 +3,8 @@ import { silentLogger } from '../../../src/lib/logger';
 import { RedisCounterStore } from '../../../src/store';
 import { eventually } from '../../helpers/eventually';
 import { RedisServer } from '../../helpers/redis-server';
-import { redisFixture, redisSettings, rejection } from '../../helpers/stores';
+import { inc, rejection } from '../../helpers/store-calls';
+import { redisFixture, redisSettings } from '../../helpers/stores';
 
 let redis: RedisServer;
 const run = `${process.pid}_${Date.now()}`;
@@ -14,14 +15,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await redis.destroy();
-});
-
-const inc = (key: string, hits = 1) => ({
-  key,
-  hits,
-  ttlSeconds: 60,
-  isPerSecond: false,
-  isNegative: false,
 });
 
 it('batches concurrent requests within REDIS_PIPELINE_WINDOW and answers each correctly', async () => {

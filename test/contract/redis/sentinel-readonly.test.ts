@@ -6,7 +6,8 @@ import { RedisCounterStore } from '../../../src/store';
 import { collectCleanups } from '../../helpers/cleanups';
 import { eventually } from '../../helpers/eventually';
 import { SentinelSet } from '../../helpers/sentinel-set';
-import { redisSettings, rejection } from '../../helpers/stores';
+import { inc, rejection } from '../../helpers/store-calls';
+import { redisSettings } from '../../helpers/stores';
 
 const cleanup = collectCleanups();
 const run = `${process.pid}_${Date.now()}`;
@@ -15,14 +16,6 @@ let set: SentinelSet;
 beforeAll(async () => {
   set = await SentinelSet.start({ replicas: 1, sentinels: 1 });
   cleanup(() => set.destroy());
-});
-
-const inc = (key: string) => ({
-  key,
-  hits: 1,
-  ttlSeconds: 60,
-  isPerSecond: false,
-  isNegative: false,
 });
 
 async function open(env: Record<string, string> = {}): Promise<RedisCounterStore> {
