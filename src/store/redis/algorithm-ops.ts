@@ -1,6 +1,4 @@
-// The sliding-window and token-bucket parts of a pipeline: their commands and replies.
-import { createHash } from 'node:crypto';
-import type { ChainableCommander } from 'ioredis';
+// The sliding-window and token-bucket parts of a batch: their commands and what their replies mean.
 import type {
   SlidingWindowChange,
   SlidingWindowCounts,
@@ -8,24 +6,8 @@ import type {
   TokenBucketState,
 } from '../counter-store';
 import { StoreError } from '../errors';
-import { TOKEN_BUCKET_LUA } from '../token-bucket';
-import type { PipelineOp } from './batcher';
-
-type Reply = [Error | null, unknown];
-
-/** The token bucket script's SHA1, as EVALSHA names it. */
-export const TOKEN_BUCKET_SHA = createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex');
-
-/** A script step's arguments after its key: now, emission, tolerance, hits, refund. */
-export function tokenBucketArgs(item: TokenBucketChange): string[] {
-  return [
-    String(item.nowUs),
-    String(item.emissionUs),
-    String(item.toleranceUs),
-    String(item.hits),
-    item.isNegative ? '1' : '0',
-  ];
-}
+import type { CounterCommand } from './commands';
+import { toStoreError, type PipelineOp, type Reply } from './ops';
 
 function asNumber(value: unknown): number {
   if (typeof value === 'number') return value;
@@ -33,39 +15,38 @@ function asNumber(value: unknown): number {
   return 0;
 }
 
-const SHORT = (): StoreError =>
+const short = (): StoreError =>
   new StoreError('redis', 'the pipeline returned fewer replies than commands', true);
 
 /**
- * Per change: INCRBY + EXPIRE of the current window (or the floored decrement of a refund),
- * then GET of the previous window, all in the shared pipeline.
+ * Per change: INCRBY + EXPIRE of the current window (or the floored decrement of a refund), then
+ * GET of the previous window. In a cluster the two keys may sit in different slots: each command
+ * goes to its own node in that node's pipeline, still one round trip.
  */
 export class SlidingWindowOp implements PipelineOp {
+  readonly commands: CounterCommand[] = [];
+
   constructor(
     private readonly items: readonly SlidingWindowChange[],
     private readonly resolve: (values: SlidingWindowCounts[]) => void,
-    private readonly reject: (err: unknown) => void,
-    private readonly toError: (err: unknown) => StoreError,
-  ) {}
-
-  append(pipeline: ChainableCommander): number {
-    let count = 0;
-    for (const { current, previousKey } of this.items) {
+    private readonly reject: (err: StoreError) => void,
+  ) {
+    for (const { current, previousKey } of items) {
       if (current.isNegative) {
-        (
-          pipeline as ChainableCommander & {
-            decrementFloored(key: string, hits: number, ttl: number): ChainableCommander;
-          }
-        ).decrementFloored(current.key, current.hits, current.ttlSeconds);
-        count += 1;
+        this.commands.push({
+          name: 'decrementFloored',
+          key: current.key,
+          hits: current.hits,
+          ttlSeconds: current.ttlSeconds,
+        });
       } else {
-        pipeline.incrby(current.key, current.hits).expire(current.key, current.ttlSeconds);
-        count += 2;
+        this.commands.push(
+          { name: 'incrby', key: current.key, hits: current.hits },
+          { name: 'expire', key: current.key, ttlSeconds: current.ttlSeconds },
+        );
       }
-      pipeline.get(previousKey);
-      count += 1;
+      this.commands.push({ name: 'get', key: previousKey });
     }
-    return count;
   }
 
   settle(replies: readonly Reply[]): void {
@@ -78,12 +59,12 @@ export class SlidingWindowOp implements PipelineOp {
       const previous = replies[at];
       at += 1;
       if (changed === undefined || expired === undefined || previous === undefined) {
-        this.reject(SHORT());
+        this.reject(short());
         return;
       }
       const failed = changed[0] ?? expired[0] ?? previous[0];
       if (failed !== null) {
-        this.reject(this.toError(failed));
+        this.reject(toStoreError(failed));
         return;
       }
       out.push({
@@ -95,52 +76,68 @@ export class SlidingWindowOp implements PipelineOp {
   }
 
   fail(err: unknown): void {
-    this.reject(this.toError(err));
+    this.reject(toStoreError(err));
   }
 }
 
-/** Runs the script again with EVAL, which also stores it on that server for the next EVALSHA. */
-export type ScriptReload = (item: TokenBucketChange) => Promise<unknown>;
+/** A script step's arguments after its key: now, emission, tolerance, hits, refund. */
+export function tokenBucketArgs(item: TokenBucketChange): string[] {
+  return [
+    String(item.nowUs),
+    String(item.emissionUs),
+    String(item.toleranceUs),
+    String(item.hits),
+    item.isNegative ? '1' : '0',
+  ];
+}
+
+/** Sends one command on its own through the instance's client (which routes it in a cluster). */
+export type SendAlone = (command: CounterCommand) => Promise<unknown>;
 
 /**
- * Per change: EVALSHA of the token bucket script on its key. A server that does not know the
- * script (restarted, failed over, SCRIPT FLUSH) answers NOSCRIPT without running anything; that
- * step is sent again with EVAL, so the script is loaded once per server and again after each
- * NOSCRIPT.
+ * Per change: EVALSHA of the token bucket script on its key (one key: fine in a cluster). A
+ * server that does not know the script (restarted, failed over, SCRIPT FLUSH) answers NOSCRIPT
+ * without running anything; that step is sent again by EVAL, which also stores the script on
+ * that server: loaded once per server, and again after each NOSCRIPT.
  */
 export class TokenBucketOp implements PipelineOp {
+  readonly commands: CounterCommand[];
+
   constructor(
     private readonly items: readonly TokenBucketChange[],
     private readonly resolve: (values: TokenBucketState[]) => void,
-    private readonly reject: (err: unknown) => void,
-    private readonly toError: (err: unknown) => StoreError,
-    private readonly reload: ScriptReload,
-  ) {}
+    private readonly reject: (err: StoreError) => void,
+    private readonly sendAlone: SendAlone,
+  ) {
+    this.commands = items.map((item) => ({
+      name: 'tokenBucket',
+      key: item.key,
+      args: tokenBucketArgs(item),
+    }));
+  }
 
-  append(pipeline: ChainableCommander): number {
-    for (const item of this.items)
-      pipeline.evalsha(TOKEN_BUCKET_SHA, 1, item.key, ...tokenBucketArgs(item));
-    return this.items.length;
+  private async step(index: number, reply: Reply | undefined): Promise<TokenBucketState> {
+    const command = this.commands[index];
+    if (reply === undefined || command?.name !== 'tokenBucket') throw short();
+    let value = reply[1];
+    if (reply[0] !== null) {
+      if (!reply[0].message.startsWith('NOSCRIPT')) throw toStoreError(reply[0]);
+      value = await this.sendAlone({ ...command, name: 'tokenBucketEval' });
+    }
+    const pair = Array.isArray(value) ? value : [];
+    return { isAdmitted: asNumber(pair[0]) === 1, tatUs: asNumber(pair[1]) };
   }
 
   settle(replies: readonly Reply[]): void {
-    const steps = this.items.map(async (item, i): Promise<TokenBucketState> => {
-      const reply = replies[i];
-      if (reply === undefined) throw SHORT();
-      let value = reply[1];
-      if (reply[0] !== null) {
-        if (!reply[0].message.startsWith('NOSCRIPT')) throw this.toError(reply[0]);
-        value = await this.reload(item).catch((err: unknown) => {
-          throw this.toError(err);
-        });
-      }
-      const pair = Array.isArray(value) ? value : [];
-      return { isAdmitted: asNumber(pair[0]) === 1, tatUs: asNumber(pair[1]) };
-    });
-    Promise.all(steps).then(this.resolve, this.reject);
+    Promise.all(this.items.map((_, i) => this.step(i, replies[i]))).then(
+      this.resolve,
+      (err: unknown) => {
+        this.reject(toStoreError(err));
+      },
+    );
   }
 
   fail(err: unknown): void {
-    this.reject(this.toError(err));
+    this.reject(toStoreError(err));
   }
 }

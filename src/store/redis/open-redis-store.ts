@@ -9,11 +9,19 @@ import { RedisCounterStore } from './redis-store';
 /** REDIS_POOL_SIZE's default; any other value is worth a notice, as it changes nothing here. */
 const REFERENCE_POOL_SIZE = 10;
 
-function noticeIgnoredPoolSize(settings: RedisBackendSettings, logger: Logger): void {
+/** Settings of the reference's connection pools that mean nothing with one pipelined connection. */
+function noticeIgnoredPoolSettings(settings: RedisBackendSettings, logger: Logger): void {
   for (const instance of [settings.main, settings.perSecond]) {
-    if (instance !== undefined && instance.poolSize !== REFERENCE_POOL_SIZE) {
+    if (instance === undefined) continue;
+    const { settingPrefix: prefix } = instance;
+    if (instance.poolSize !== REFERENCE_POOL_SIZE) {
       logger.info(
-        `${instance.settingPrefix}POOL_SIZE has no effect: one pipelined connection per instance serves all requests`,
+        `${prefix}POOL_SIZE has no effect: one pipelined connection per ${instance.type === 'cluster' ? 'node' : 'instance'} serves all requests`,
+      );
+    }
+    if (instance.type === 'cluster' && instance.clusterPipelineParallelism !== 1) {
+      logger.info(
+        `${prefix}CLUSTER_PIPELINE_PARALLELISM has no effect: the commands of each event-loop turn go to every node at once, one pipeline per node`,
       );
     }
   }
@@ -33,22 +41,16 @@ async function openInstances(
   settings: RedisBackendSettings,
   deps: StoreDeps,
 ): Promise<CounterStore> {
+  // IAM tokens are signed at the service's clock.
+  const open = (s: RedisBackendSettings, isPerSecondOnly = false): Promise<RedisCounterStore> =>
+    RedisCounterStore.open(s, deps.logger, deps.stats, { clock: deps.clock, isPerSecondOnly });
   const perSecond = settings.perSecond;
   if (deps.guard === undefined || perSecond === undefined)
-    return guarded(await RedisCounterStore.open(settings, deps.logger, deps.stats), 'redis', deps);
-  const main = await RedisCounterStore.open(
-    { ...settings, perSecond: undefined },
-    deps.logger,
-    deps.stats,
-  );
+    return guarded(await open(settings), 'redis', deps);
+  const main = await open({ ...settings, perSecond: undefined });
   let second: RedisCounterStore;
   try {
-    second = await RedisCounterStore.open(
-      { ...settings, main: perSecond, perSecond: undefined },
-      deps.logger,
-      deps.stats,
-      { isPerSecondOnly: true },
-    );
+    second = await open({ ...settings, main: perSecond, perSecond: undefined }, true);
   } catch (err: unknown) {
     await main.close();
     throw err;
@@ -64,7 +66,7 @@ export async function openRedisStore(
   settings: RedisBackendSettings,
   deps: StoreDeps,
 ): Promise<CounterStore> {
-  noticeIgnoredPoolSize(settings, deps.logger);
+  noticeIgnoredPoolSettings(settings, deps.logger);
   const store = await openInstances(settings, deps);
   if (settings.healthCheckActiveConnection) followConnection(store, deps.reportHealth);
   return store;

@@ -1,6 +1,6 @@
 // The token bucket script on Redis: sent by EVALSHA, loaded again after NOSCRIPT, and counting
 // every hit once across a SCRIPT FLUSH (backends project: needs redis-server).
-import { TOKEN_BUCKET_SHA } from '../../../src/store/redis/algorithm-ops';
+import { TOKEN_BUCKET_SHA } from '../../../src/store/redis/commands';
 import { RedisServer } from '../../helpers/redis-server';
 import { redisFixture } from '../../helpers/stores';
 
