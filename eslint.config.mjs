@@ -34,7 +34,27 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'control-plane-sim/**/*.ts'],
+    files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'control-plane-sim/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    // The pages' scripts run in the browser as they are (no build step): plain scripts, linted
+    // by the recommended rules without types, with the browser globals they use.
+    files: ['web/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'script',
+      parserOptions: { projectService: false },
+      globals: Object.fromEntries(
+        ['document', 'fetch', 'Node', 'URLSearchParams', 'setTimeout', 'clearTimeout'].map(
+          (name) => [name, 'readonly'],
+        ),
+      ),
+    },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      strict: ['error', 'global'],
+      'no-undef': 'error',
+    },
   },
 );
