@@ -1,0 +1,133 @@
+// The simulator admin page's script: polls GET /status and drives the admin routes.
+// Plain browser JavaScript, served as it is; data is always written as text, never as HTML.
+'use strict';
+
+(function simPage() {
+  const POLL_MS = 1000;
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, props, children) {
+    const node = document.createElement(tag);
+    Object.assign(node, props || {});
+    for (const child of [].concat(children === undefined ? [] : children)) {
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function badge(text, kind) {
+    return el('span', { className: `badge ${kind}` }, text);
+  }
+
+  function localTime(iso) {
+    return iso ? new Date(iso).toLocaleTimeString() : '';
+  }
+
+  /** Where a node stands with the version it was last sent. */
+  function nodeState(node) {
+    if (node.connectedStreams === 0) return badge('disconnected', 'warn');
+    if (node.lastSentVersion === undefined) return badge('connected', 'ok');
+    if (node.lastAckVersion === node.lastSentVersion) return badge('ACKed', 'ok');
+    if (node.lastNack && node.lastNack.version === node.lastSentVersion) {
+      return badge('NACKed', 'bad');
+    }
+    return badge('waiting', 'warn');
+  }
+
+  function nodeRow([id, node]) {
+    const nack = node.lastNack;
+    return el('tr', { className: 'node' }, [
+      el('td', {}, el('code', {}, id || '(no id)')),
+      el('td', { className: 'state' }, nodeState(node)),
+      el('td', { className: 'num' }, String(node.connectedStreams)),
+      el('td', {}, el('code', {}, node.lastSentVersion || '')),
+      el('td', { className: 'ack' }, [
+        el('code', {}, node.lastAckVersion || ''),
+        node.lastAckAt ? el('div', { className: 'muted' }, localTime(node.lastAckAt)) : '',
+      ]),
+      el(
+        'td',
+        { className: 'nack' },
+        nack
+          ? [
+              el('code', {}, nack.version || ''),
+              el('div', { className: 'muted' }, localTime(nack.at)),
+              el('div', { className: 'alert' }, nack.message),
+            ]
+          : '',
+      ),
+      el('td', {}, node.userAgent || ''),
+    ]);
+  }
+
+  async function refresh() {
+    const res = await fetch('/status', { cache: 'no-store' });
+    const status = await res.json();
+    $('version').className = 'badge ok';
+    $('version').textContent = `version ${status.version}`;
+    const nodes = Object.entries(status.nodes).sort(([a], [b]) => (a < b ? -1 : 1));
+    $('nodes').tBodies[0].replaceChildren(...nodes.map(nodeRow));
+    $('nodes-empty').hidden = nodes.length > 0;
+    $('resources').replaceChildren(
+      ...status.resources.map((name) =>
+        el('li', {}, [
+          el('code', {}, name),
+          status.pushed.includes(name) ? ' (pushed through the admin API)' : '',
+          name === 'bad-resource' ? el('span', {}, [' ', badge('bad on purpose', 'bad')]) : '',
+        ]),
+      ),
+    );
+    $('resources-note').textContent = `${status.resources.length} in version ${status.version}`;
+    $('versions').tBodies[0].replaceChildren(
+      ...status.versions.map((v) =>
+        el('tr', {}, [
+          el('td', {}, el('code', {}, v.version)),
+          el('td', {}, localTime(v.at)),
+          el('td', {}, v.resources.join(', ') || '(none)'),
+        ]),
+      ),
+    );
+    $('bad-on').disabled = status.isBadResourceOn;
+    $('bad-off').disabled = !status.isBadResourceOn;
+    $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
+  }
+
+  /** Sends one admin request, says what came back, and refreshes at once. */
+  async function act(method, path, what) {
+    const res = await fetch(path, { method });
+    const body = await res.json();
+    const result = $('action-result');
+    if (res.status !== 200) {
+      result.textContent = `${what} failed: ${body.error}`;
+    } else if (body.disconnected !== undefined) {
+      result.textContent = `${what}: ${body.disconnected} streams ended`;
+    } else {
+      result.textContent = `${what}: version ${body.version}`;
+    }
+    await refresh();
+  }
+
+  function button(id, method, path, what) {
+    $(id).addEventListener('click', () => {
+      act(method, path, what).catch((err) => {
+        $('action-result').textContent = `${what} failed: ${err.message}`;
+      });
+    });
+  }
+
+  button('republish', 'POST', '/republish', 'Pushed the directory again');
+  button('bad-on', 'POST', '/bad-resource', 'Pushed a bad resource');
+  button('bad-off', 'DELETE', '/bad-resource', 'Removed the bad resource');
+  button('disconnect', 'POST', '/disconnect', 'Dropped the streams');
+
+  const poll = async () => {
+    try {
+      await refresh();
+    } catch (err) {
+      $('updated').textContent = `cannot reach the simulator: ${err.message}`;
+    }
+    setTimeout(poll, POLL_MS);
+  };
+  poll();
+})();
