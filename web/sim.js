@@ -35,30 +35,43 @@
     return badge('waiting', 'warn');
   }
 
-  function nodeRow([id, node]) {
+  function versionAt(version, at) {
+    return [
+      el('code', {}, version || ''),
+      at ? el('div', { className: 'muted' }, localTime(at)) : '',
+    ];
+  }
+
+  /**
+   * A node's row, and under it a row with its last NACK's error across the whole table, so the
+   * error reads on a phone without scrolling sideways.
+   */
+  function nodeRows([id, node]) {
     const nack = node.lastNack;
-    return el('tr', { className: 'node' }, [
-      el('td', {}, el('code', {}, id || '(no id)')),
-      el('td', { className: 'state' }, nodeState(node)),
-      el('td', { className: 'num' }, String(node.connectedStreams)),
-      el('td', {}, el('code', {}, node.lastSentVersion || '')),
-      el('td', { className: 'ack' }, [
-        el('code', {}, node.lastAckVersion || ''),
-        node.lastAckAt ? el('div', { className: 'muted' }, localTime(node.lastAckAt)) : '',
+    const rows = [
+      el('tr', { className: 'node' }, [
+        el('td', {}, el('code', {}, id || '(no id)')),
+        el('td', { className: 'state' }, nodeState(node)),
+        el('td', { className: 'ack' }, versionAt(node.lastAckVersion, node.lastAckAt)),
+        el('td', { className: 'nack' }, nack ? versionAt(nack.version, nack.at) : ''),
+        el('td', {}, el('code', {}, node.lastSentVersion || '')),
+        el('td', { className: 'num streams' }, String(node.connectedStreams)),
+        el('td', {}, node.userAgent || ''),
       ]),
-      el(
-        'td',
-        { className: 'nack' },
-        nack
-          ? [
-              el('code', {}, nack.version || ''),
-              el('div', { className: 'muted' }, localTime(nack.at)),
-              el('div', { className: 'alert' }, nack.message),
-            ]
-          : '',
-      ),
-      el('td', {}, node.userAgent || ''),
-    ]);
+    ];
+    if (nack) {
+      rows.push(
+        el('tr', { className: 'nack-detail' }, [
+          el('td', { colSpan: 7, className: 'wrap' }, [
+            el('div', { className: 'alert' }, [
+              el('strong', {}, `${id} NACKed version ${nack.version || ''}: `),
+              nack.message,
+            ]),
+          ]),
+        ]),
+      );
+    }
+    return rows;
   }
 
   async function refresh() {
@@ -67,7 +80,7 @@
     $('version').className = 'badge ok';
     $('version').textContent = `version ${status.version}`;
     const nodes = Object.entries(status.nodes).sort(([a], [b]) => (a < b ? -1 : 1));
-    $('nodes').tBodies[0].replaceChildren(...nodes.map(nodeRow));
+    $('nodes').tBodies[0].replaceChildren(...nodes.flatMap(nodeRows));
     $('nodes-empty').hidden = nodes.length > 0;
     $('resources').replaceChildren(
       ...status.resources.map((name) =>

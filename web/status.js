@@ -89,11 +89,7 @@
 
   const RULE_PREFIX = 'ratelimit.service.rate_limit.';
   const HIGHLIGHTS = [
-    [
-      'requests',
-      'ShouldRateLimit calls',
-      (s) => s.get('ratelimit_server.ShouldRateLimit.total_requests'),
-    ],
+    ['requests', 'gRPC calls', (s) => s.get('ratelimit_server.ShouldRateLimit.total_requests')],
     ['total_hits', 'hits', (s) => s.ruleSum('total_hits')],
     ['over_limit', 'over limit', (s) => s.ruleSum('over_limit')],
     ['near_limit', 'near limit', (s) => s.ruleSum('near_limit')],
@@ -163,22 +159,19 @@
   let lastSeq = 0;
 
   function decisionRow(d) {
+    const mode = d.shadow
+      ? badge('shadow: let through', 'warn')
+      : badge(d.fromLocalCache ? 'refused (local cache)' : 'refused', 'bad');
     return cellsRow(
       [
         el('td', { title: d.time }, new Date(d.time).toLocaleTimeString()),
+        el('td', {}, mode),
         d.domain,
         el('td', {}, el('code', {}, d.descriptorText)),
         el('td', {}, el('code', {}, d.rule)),
         num(limitText(d)),
         num(d.hits),
         num(d.remaining),
-        el(
-          'td',
-          {},
-          d.shadow
-            ? badge('shadow: let through', 'warn')
-            : badge(d.fromLocalCache ? 'refused (local cache)' : 'refused', 'bad'),
-        ),
       ],
       { className: 'fresh' },
     );
@@ -353,17 +346,17 @@
       for (const c of d.counters) {
         rows.push(
           cellsRow([
-            el('td', {}, el('code', {}, c.key)),
-            el('td', {}, el('code', {}, d.rule.statKey)),
-            c.algorithm,
             el('td', { className: 'num count' }, String(c.count)),
-            num(limitText(c)),
             num(c.remaining),
+            num(limitText(c)),
             el(
               'td',
               { title: c.windowEnd },
               `${localTime(c.windowEnd)} (in ${c.resetInSeconds} s)`,
             ),
+            el('td', {}, el('code', {}, d.rule.statKey)),
+            c.algorithm,
+            el('td', {}, el('code', {}, c.key)),
           ]),
         );
       }

@@ -75,8 +75,9 @@ it('shows a NACK with the error after the bad-resource button is pressed', async
   const accepted = await rulesVersion();
   await page.click('#bad-on');
   await nodeRow().locator('.state', { hasText: 'NACKed' }).waitFor();
-  expect(await nodeRow().locator('.nack .alert').innerText()).toMatch(
-    /bad-resource.*invalid rate limit unit/,
+  expect(await nodeRow().locator('.nack').innerText()).not.toBe('');
+  expect(await page.locator('#nodes tbody tr.nack-detail', { hasText: NODE }).innerText()).toMatch(
+    /NACKed version \S+: resource bad-resource: invalid rate limit unit/,
   );
   expect(await page.locator('#resources').innerText()).toContain('bad-resource');
   // The service refused the update and keeps serving the version it had.
@@ -98,5 +99,5 @@ it('pushes the directory again and drops the streams, and the service follows', 
     .locator('#action-result', { hasText: 'Dropped the streams: 1 streams ended' })
     .waitFor();
   // The service reconnects on its own.
-  await nodeRow().locator('td.num', { hasText: '1' }).waitFor();
+  await nodeRow().locator('td.streams', { hasText: '1' }).waitFor();
 });

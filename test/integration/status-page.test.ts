@@ -97,7 +97,7 @@ it('shows a refused call in the recent table without a reload', async () => {
   const row = page.locator('#recent tbody tr', { hasText: 'user=alice' });
   await row.waitFor();
   expect(await row.innerText()).toMatch(
-    /shop\s+user=alice\s+shop\.user\s+2 \/ day\s+1\s+0\s+refused/,
+    /refused\s+shop\s+user=alice\s+shop\.user\s+2 \/ day\s+1\s+0/,
   );
   expect(await page.evaluate('window.__sameDocument')).toBe(true);
   await page.locator('#stat-over_limit .value', { hasText: '1' }).waitFor();
