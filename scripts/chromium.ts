@@ -4,7 +4,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
 
 /** Where Debian puts it; CHROMIUM_PATH points elsewhere. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -30,8 +30,11 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** Starts chromium with a new, empty profile; fails with what to install when it is missing. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Starts chromium with a new, empty profile; fails with what to install when it is missing.
+ * `options` set the pages' defaults (viewport, locale, time zone ...).
+ */
+export async function launchChromium(options: BrowserContextOptions = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
       `no chromium at ${CHROMIUM_PATH}: install Debian's package (apt-get install chromium) or set CHROMIUM_PATH`,
@@ -40,6 +43,7 @@ export async function launchChromium(): Promise<Browser> {
   const profile = mkdtempSync(path.join(tmpdir(), 'rl-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {
+      ...options,
       executablePath: CHROMIUM_PATH,
       headless: true,
       args: ARGS,
