@@ -45,8 +45,9 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'script',
       parserOptions: { projectService: false },
+      // `ui` is web/common.js's, loaded before each page's script.
       globals: Object.fromEntries(
-        ['document', 'fetch', 'Node', 'URLSearchParams', 'setTimeout', 'clearTimeout'].map(
+        ['document', 'fetch', 'Node', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'ui'].map(
           (name) => [name, 'readonly'],
         ),
       ),
@@ -57,4 +58,5 @@ export default tseslint.config(
       'no-undef': 'error',
     },
   },
+  { files: ['web/common.js'], languageOptions: { globals: { ui: 'off' } } },
 );

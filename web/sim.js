@@ -5,20 +5,7 @@
 (function simPage() {
   const POLL_MS = 1000;
 
-  const $ = (id) => document.getElementById(id);
-
-  function el(tag, props, children) {
-    const node = document.createElement(tag);
-    Object.assign(node, props || {});
-    for (const child of [].concat(children === undefined ? [] : children)) {
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
-  function badge(text, kind) {
-    return el('span', { className: `badge ${kind}` }, text);
-  }
+  const { byId: $, el, badge } = ui;
 
   function localTime(iso) {
     return iso ? new Date(iso).toLocaleTimeString() : '';

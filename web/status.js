@@ -9,21 +9,7 @@
   /** Rows kept in the recent table; the endpoint holds more (DEBUG_RECENT_DECISIONS). */
   const RECENT_ROWS = 200;
 
-  const $ = (id) => document.getElementById(id);
-
-  /** An element with text or child nodes; attributes set as properties (className ...). */
-  function el(tag, props, children) {
-    const node = document.createElement(tag);
-    Object.assign(node, props || {});
-    for (const child of [].concat(children === undefined ? [] : children)) {
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
-  function badge(text, kind) {
-    return el('span', { className: `badge ${kind}` }, text);
-  }
+  const { byId: $, el, badge } = ui;
 
   async function getJson(path) {
     const res = await fetch(path, { headers: { accept: 'application/json' }, cache: 'no-store' });

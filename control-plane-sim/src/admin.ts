@@ -56,7 +56,7 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
 
 /** The admin page and the files it loads from ASSET_PREFIX. */
 const PAGE = 'sim.html';
-const PAGE_FILES = [PAGE, 'common.css', 'sim.js'];
+const PAGE_FILES = [PAGE, 'common.css', 'common.js', 'sim.js'];
 
 /** What a route reads: the request, its query, and what it may change. */
 interface RouteContext {

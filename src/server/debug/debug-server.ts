@@ -15,7 +15,7 @@ export type { DebugSources } from './endpoint';
 
 /** The status page and the files it loads from ASSET_PREFIX. */
 const PAGE = 'status.html';
-const PAGE_FILES = [PAGE, 'common.css', 'status.js'];
+const PAGE_FILES = [PAGE, 'common.css', 'common.js', 'status.js'];
 
 /** The index: the service and its version, then one `path: help` line per endpoint, sorted. */
 function index(endpoints: ReadonlyMap<string, Endpoint>): string {

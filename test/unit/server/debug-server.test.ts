@@ -63,8 +63,9 @@ it('serves the status page to a browser and its files under /ui/, nothing extern
   const loaded = [...page.text.matchAll(/<(?:script|link)[^>]*(?:src|href)="([^"]+)"/g)].map(
     (m) => m[1]!,
   );
-  expect(loaded.filter((ref) => ref !== 'data:,')).toEqual(['/ui/common.css', '/ui/status.js']);
-  for (const ref of ['/ui/common.css', '/ui/status.js']) {
+  const files = ['/ui/common.css', '/ui/common.js', '/ui/status.js'];
+  expect(loaded.filter((ref) => ref !== 'data:,')).toEqual(files);
+  for (const ref of files) {
     const asset = await listener.get(ref);
     expect([ref, asset.status]).toEqual([ref, 200]);
   }
