@@ -214,6 +214,7 @@ class Compiler {
       children,
       isValueToMetric: d.valueToMetric,
       isShareThreshold: d.shareThreshold,
+      source: doc.source,
     });
   }
 

@@ -1,8 +1,9 @@
-// What every algorithm's check shares: the request's hit counting, the local-cache answer, and
-// turning a classification into statistics and a status.
+// What every algorithm's check shares: the request's hit counting, the local-cache answer,
+// turning a classification into statistics and a status, and keeping refusals for operators.
 import type { MatchedLimit, RuleLimit } from '../config';
 import type { RuleStats } from '../stats';
 import type { Classification } from './decide';
+import type { CheckEnv, CheckInput } from './limit-check';
 import type { CurrentLimit, DescriptorStatus } from './types';
 
 /** The limit as the response's current_limit shows it. */
@@ -58,4 +59,23 @@ export function countedStatus(
     limitRemaining,
     durationUntilResetSeconds: resetSeconds,
   };
+}
+
+/** Keeps an over-limit decision (shadow mode's too) for the debug listener, when it keeps any. */
+export function recordOver(
+  env: CheckEnv,
+  input: CheckInput,
+  remaining: number,
+  isFromLocalCache: boolean,
+): void {
+  env.recentDecisions?.record({
+    domain: input.domain,
+    entries: input.descriptor.entries,
+    limit: input.matched,
+    ruleLimit: input.limit,
+    hits: input.hits,
+    remaining,
+    isShadow: input.matched.rule.isShadow || env.settings.globalShadowMode,
+    isFromLocalCache,
+  });
 }

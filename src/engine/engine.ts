@@ -1,8 +1,9 @@
 // The decision engine: rules → cache keys → counter store → statuses, headers and statistics.
 // A request goes through four steps, each in its own module: plan (plan.ts, one check per
 // limited descriptor: fixed-window.ts, sliding-window.ts, token-bucket.ts, multi-limit.ts), hold
-// back (stop-increment.ts), count (store-batch.ts), respond (respond.ts).
-import type { ConfigSnapshot } from '../config';
+// back (stop-increment.ts), count (store-batch.ts), respond (respond.ts). Operators' reads
+// (inspect.ts, recent-decisions.ts) sit beside them.
+import type { ConfigSnapshot, DescriptorEntry } from '../config';
 import { BackendError } from '../lib/backend-error';
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
@@ -10,9 +11,11 @@ import type { LimiterSettings } from '../settings';
 import { STAT, type Counter, type StatsStore } from '../stats';
 import type { CounterStore } from '../store';
 import { RequestError } from './errors';
+import { readCounters, type CounterLookup } from './inspect';
 import type { DescriptorPlan } from './limit-check';
 import type { OverLimitCache } from './local-cache';
 import { planRequest, type PlanEnv } from './plan';
+import type { RecentDecisions } from './recent-decisions';
 import { respond, type RespondEnv } from './respond';
 import { holdBackHits } from './stop-increment';
 import { sendBatch, StoreBatch, type StoreResults } from './store-batch';
@@ -28,6 +31,8 @@ export interface EngineDependencies {
   readonly localCache: OverLimitCache | undefined;
   /** Uniform in [0, 1); injected so tests can fix the expiry jitter. */
   readonly random?: () => number;
+  /** Where over-limit decisions are kept for the debug listener; none when omitted. */
+  readonly recentDecisions?: RecentDecisions;
 }
 
 /**
@@ -46,6 +51,7 @@ export class RateLimitEngine {
     this.env = {
       settings: deps.settings,
       localCache: deps.localCache,
+      recentDecisions: deps.recentDecisions,
       stats: deps.stats,
       globalShadowMode: deps.stats.counter(STAT.globalShadowMode),
     };
@@ -63,6 +69,22 @@ export class RateLimitEngine {
 
   setSnapshot(snapshot: ConfigSnapshot): void {
     this.snapshot = snapshot;
+  }
+
+  /** The last over-limit decisions; undefined when DEBUG_RECENT_DECISIONS is 0. */
+  get recentDecisions(): RecentDecisions | undefined {
+    return this.deps.recentDecisions;
+  }
+
+  /**
+   * The counters each descriptor (a list of entries) of `domain` feeds now, read from the
+   * store without counting; for operators, never for requests.
+   */
+  readCounters(
+    domain: string,
+    descriptors: readonly (readonly DescriptorEntry[])[],
+  ): Promise<CounterLookup> {
+    return readCounters(this.snapshot, domain, descriptors, this.deps.clock.nowMs(), this.deps);
   }
 
   /**

@@ -1,6 +1,7 @@
 // The fixed-window decision for one limit of a descriptor: its key and window, the store change
 // it asks for, and what the counter after that change means (status and rule statistics).
-import type { MatchedLimit, RuleLimit } from '../config';
+import type { DescriptorEntry, MatchedLimit, RuleLimit } from '../config';
+import type { LimiterSettings } from '../settings';
 import type { RuleStats } from '../stats';
 import type { CounterRead } from '../store';
 import { cacheKey } from './cache-key';
@@ -10,6 +11,7 @@ import {
   countRequest,
   currentLimitOf,
   overInLocalCache,
+  recordOver,
 } from './check-parts';
 import { classify } from './decide';
 import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
@@ -24,6 +26,7 @@ export class FixedWindowCheck implements LimitCheck {
   readonly hits: number;
   readonly isNegative: boolean;
   readonly isOverInLocalCache: boolean;
+  private readonly input: CheckInput;
   private readonly rule: RuleLimit;
   private readonly stats: RuleStats;
   private readonly window: Window;
@@ -37,6 +40,7 @@ export class FixedWindowCheck implements LimitCheck {
   /** Plans the check and counts the request's hits as total (or total negative) hits. */
   constructor(input: CheckInput, env: CheckEnv) {
     const settings = env.settings;
+    this.input = input;
     this.limit = input.matched;
     this.rule = input.limit;
     this.stats = input.stats;
@@ -46,14 +50,14 @@ export class FixedWindowCheck implements LimitCheck {
       Math.floor(input.nowMs / 1000),
       settings.useCalendarMonth,
     );
-    this.key =
-      cacheKey(
-        settings.cacheKeyPrefix,
-        input.domain,
-        input.descriptor.entries,
-        input.matched.sharedValues,
-        this.window.startSeconds,
-      ) + this.rule.keySuffix;
+    this.key = fixedWindowKey(
+      input.matched,
+      this.rule,
+      input.domain,
+      input.descriptor.entries,
+      this.window,
+      settings,
+    );
     this.isNegative = input.descriptor.isNegativeHits;
     this.sentHits = input.hits;
     countRequest(this.stats, input.hits, this.isNegative);
@@ -97,8 +101,10 @@ export class FixedWindowCheck implements LimitCheck {
 
   private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     const reset = this.window.resetSeconds;
-    if (this.isOverInLocalCache)
+    if (this.isOverInLocalCache) {
+      recordOver(env, this.input, 0, true);
       return overInLocalCache(this.limit, this.stats, this.rule, this.hits, reset);
+    }
     const after = results.increments[this.batchIndex] ?? 0;
     const max = this.rule.requestsPerUnit;
     if (this.isNegative) {
@@ -121,8 +127,24 @@ export class FixedWindowCheck implements LimitCheck {
       this.limit.rule.isShadow,
     );
     addClassified(this.stats, c);
+    if (c.isOverLimit) recordOver(env, this.input, c.limitRemaining, false);
     // A store's Infinity is an answer, not a count (an open circuit breaker's deny): never cached.
     if (c.isOverLimit && Number.isFinite(after)) env.localCache?.add(this.key, reset);
     return countedStatus(this.limit, this.rule, c.isOverLimit, c.limitRemaining, reset);
   }
+}
+
+/** The key of the counter a descriptor feeds under a fixed-window limit in `window`. */
+export function fixedWindowKey(
+  matched: MatchedLimit,
+  limit: RuleLimit,
+  domain: string,
+  entries: readonly DescriptorEntry[],
+  window: Window,
+  settings: LimiterSettings,
+): string {
+  return (
+    cacheKey(settings.cacheKeyPrefix, domain, entries, matched.sharedValues, window.startSeconds) +
+    limit.keySuffix
+  );
 }

@@ -1,17 +1,19 @@
 // The sliding-window decision for one limit: the previous and current fixed-window counters,
 // weighted by how far the current window has run.
-import type { MatchedLimit, RuleLimit } from '../config';
+import type { DescriptorEntry, MatchedLimit, RuleLimit, Unit } from '../config';
+import type { LimiterSettings } from '../settings';
 import type { RuleStats } from '../stats';
 import type { CounterRead } from '../store';
-import { cacheKey } from './cache-key';
 import {
   addClassified,
   countedStatus,
   countRequest,
   currentLimitOf,
   overInLocalCache,
+  recordOver,
 } from './check-parts';
 import { classify } from './decide';
+import { fixedWindowKey } from './fixed-window';
 import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
 import type { StoreBatch, StoreResults } from './store-batch';
 import type { DescriptorStatus } from './types';
@@ -49,6 +51,48 @@ export function secondsUntilAdmits(
   return Math.floor((windowMs - elapsedMs + into) / 1000);
 }
 
+/** Where `nowMs` sits: the current window, how far it has run, and the previous window's start. */
+export interface SlidingPosition {
+  readonly window: Window;
+  readonly previous: Window;
+  readonly windowMs: number;
+  readonly elapsedMs: number;
+  /** The current window's key lives through the next window too, read there as the previous. */
+  readonly ttlSeconds: number;
+}
+
+export function slidingPositionOf(
+  unit: Unit,
+  nowMs: number,
+  useCalendarMonth: boolean,
+): SlidingPosition {
+  const nowSeconds = Math.floor(nowMs / 1000);
+  const window = windowOf(unit, nowSeconds, useCalendarMonth);
+  const lengthSeconds = nowSeconds - window.startSeconds + window.resetSeconds;
+  const next = windowOf(unit, window.startSeconds + lengthSeconds, useCalendarMonth);
+  return {
+    window,
+    previous: windowOf(unit, window.startSeconds - 1, useCalendarMonth),
+    windowMs: lengthSeconds * 1000,
+    elapsedMs: nowMs - window.startSeconds * 1000,
+    ttlSeconds: window.expirySeconds + next.resetSeconds,
+  };
+}
+
+/** The keys of the current and previous windows: each the fixed-window key of its window. */
+export function slidingWindowKeys(
+  matched: MatchedLimit,
+  limit: RuleLimit,
+  domain: string,
+  entries: readonly DescriptorEntry[],
+  position: SlidingPosition,
+  settings: LimiterSettings,
+): { readonly current: string; readonly previous: string } {
+  const key = (window: Window): string =>
+    fixedWindowKey(matched, limit, domain, entries, window, settings);
+  return { current: key(position.window), previous: key(position.previous) };
+}
+
 /**
  * Counts hits as the fixed window does, on the fixed-window keys of each window, and decides on
  * the estimate. The current window's key lives through the next window too, where it is read as
@@ -60,6 +104,7 @@ export class SlidingWindowCheck implements LimitCheck {
   readonly hits: number;
   readonly isNegative: boolean;
   readonly isOverInLocalCache: boolean;
+  private readonly input: CheckInput;
   private readonly rule: RuleLimit;
   private readonly stats: RuleStats;
   private readonly window: Window;
@@ -73,30 +118,26 @@ export class SlidingWindowCheck implements LimitCheck {
   private result: DescriptorStatus | undefined;
 
   constructor(input: CheckInput, env: CheckEnv) {
-    const { cacheKeyPrefix, useCalendarMonth } = env.settings;
+    this.input = input;
     this.limit = input.matched;
     this.rule = input.limit;
     this.stats = input.stats;
     this.hits = input.hits;
-    const unit = this.rule.unit;
-    const nowSeconds = Math.floor(input.nowMs / 1000);
-    this.window = windowOf(unit, nowSeconds, useCalendarMonth);
-    const lengthSeconds = nowSeconds - this.window.startSeconds + this.window.resetSeconds;
-    const next = windowOf(unit, this.window.startSeconds + lengthSeconds, useCalendarMonth);
-    const previous = windowOf(unit, this.window.startSeconds - 1, useCalendarMonth);
-    this.windowMs = lengthSeconds * 1000;
-    this.elapsedMs = input.nowMs - this.window.startSeconds * 1000;
-    this.ttlSeconds = this.window.expirySeconds + next.resetSeconds;
-    const key = (start: number): string =>
-      cacheKey(
-        cacheKeyPrefix,
-        input.domain,
-        input.descriptor.entries,
-        input.matched.sharedValues,
-        start,
-      ) + this.rule.keySuffix;
-    this.key = key(this.window.startSeconds);
-    this.previousKey = key(previous.startSeconds);
+    const position = slidingPositionOf(this.rule.unit, input.nowMs, env.settings.useCalendarMonth);
+    this.window = position.window;
+    this.windowMs = position.windowMs;
+    this.elapsedMs = position.elapsedMs;
+    this.ttlSeconds = position.ttlSeconds;
+    const keys = slidingWindowKeys(
+      input.matched,
+      this.rule,
+      input.domain,
+      input.descriptor.entries,
+      position,
+      env.settings,
+    );
+    this.key = keys.current;
+    this.previousKey = keys.previous;
     this.isNegative = input.descriptor.isNegativeHits;
     this.sentHits = input.hits;
     countRequest(this.stats, input.hits, this.isNegative);
@@ -155,8 +196,10 @@ export class SlidingWindowCheck implements LimitCheck {
 
   private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     const reset = this.window.resetSeconds;
-    if (this.isOverInLocalCache)
+    if (this.isOverInLocalCache) {
+      recordOver(env, this.input, 0, true);
       return overInLocalCache(this.limit, this.stats, this.rule, this.hits, reset);
+    }
     const counts = results.slidingWindows[this.batchIndex] ?? { previous: 0, current: 0 };
     const max = this.rule.requestsPerUnit;
     // The estimate in whole hits: over the limit exactly when the estimate itself is.
@@ -178,6 +221,7 @@ export class SlidingWindowCheck implements LimitCheck {
       this.limit.rule.isShadow,
     );
     addClassified(this.stats, c);
+    if (c.isOverLimit) recordOver(env, this.input, Math.max(0, max - after), false);
     if (c.isOverLimit && Number.isFinite(after)) {
       const seconds = secondsUntilAdmits(
         counts.previous,

@@ -1,5 +1,6 @@
 // The token bucket (GCRA) decision for one limit: one key holds the theoretical arrival time.
-import { UNIT_SECONDS, type MatchedLimit, type RuleLimit } from '../config';
+import { UNIT_SECONDS, type DescriptorEntry, type MatchedLimit, type RuleLimit } from '../config';
+import type { LimiterSettings } from '../settings';
 import type { RuleStats } from '../stats';
 import type { CounterRead } from '../store';
 import { cacheKey } from './cache-key';
@@ -9,6 +10,7 @@ import {
   countRequest,
   currentLimitOf,
   overInLocalCache,
+  recordOver,
 } from './check-parts';
 import { classify } from './decide';
 import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
@@ -34,6 +36,29 @@ export function tokensLeft(bucket: Bucket, tatUs: number, nowUs: number): number
   return Math.max(0, Math.floor((bucket.toleranceUs - ahead) / bucket.emissionUs));
 }
 
+/** Whole seconds from `nowUs` until the bucket whose TAT is `tatUs` is full again. */
+export function secondsUntilFull(tatUs: number, nowUs: number): number {
+  return Math.ceil(Math.max(0, tatUs - nowUs) / 1e6);
+}
+
+/** The one key of a bucket: no window, `<prefix><domain>_<entries>_tat_<unit>`. */
+export function tokenBucketKey(
+  matched: MatchedLimit,
+  limit: RuleLimit,
+  domain: string,
+  entries: readonly DescriptorEntry[],
+  settings: LimiterSettings,
+): string {
+  return cacheKey(
+    settings.cacheKeyPrefix,
+    domain,
+    entries,
+    matched.sharedValues,
+    'tat',
+    `_${limit.unit.toLowerCase()}`,
+  );
+}
+
 /**
  * Counts against a bucket of `burst` hits that refills one hit every emission interval. A
  * request of n hits is admitted when `max(TAT, now) + n·T − now ≤ burst·T`; a refused request
@@ -46,6 +71,7 @@ export class TokenBucketCheck implements LimitCheck {
   readonly hits: number;
   readonly isNegative: boolean;
   readonly isOverInLocalCache: boolean;
+  private readonly input: CheckInput;
   private readonly rule: RuleLimit;
   private readonly stats: RuleStats;
   private readonly bucket: Bucket;
@@ -56,19 +82,19 @@ export class TokenBucketCheck implements LimitCheck {
   private result: DescriptorStatus | undefined;
 
   constructor(input: CheckInput, env: CheckEnv) {
+    this.input = input;
     this.limit = input.matched;
     this.rule = input.limit;
     this.stats = input.stats;
     this.hits = input.hits;
     this.bucket = bucketOf(this.rule);
     this.nowUs = Math.round(input.nowMs * 1000);
-    this.key = cacheKey(
-      env.settings.cacheKeyPrefix,
+    this.key = tokenBucketKey(
+      input.matched,
+      this.rule,
       input.domain,
       input.descriptor.entries,
-      input.matched.sharedValues,
-      'tat',
-      `_${this.rule.unit.toLowerCase()}`,
+      env.settings,
     );
     this.isNegative = input.descriptor.isNegativeHits;
     this.sentHits = input.hits;
@@ -78,11 +104,6 @@ export class TokenBucketCheck implements LimitCheck {
 
   private get isPerSecond(): boolean {
     return this.rule.unit === 'SECOND';
-  }
-
-  /** Whole seconds until the bucket is full again. */
-  private secondsUntilFull(tatUs: number): number {
-    return Math.ceil(Math.max(0, tatUs - this.nowUs) / 1e6);
   }
 
   toRead(): readonly CounterRead[] {
@@ -125,6 +146,7 @@ export class TokenBucketCheck implements LimitCheck {
 
   private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     if (this.isOverInLocalCache) {
+      recordOver(env, this.input, 0, true);
       const refill = Math.ceil(this.bucket.toleranceUs / 1e6);
       return overInLocalCache(this.limit, this.stats, this.rule, this.hits, refill);
     }
@@ -132,7 +154,7 @@ export class TokenBucketCheck implements LimitCheck {
     const left = tokensLeft(this.bucket, state.tatUs, this.nowUs);
     // An infinite TAT is a store's refusal that counted nothing (an open breaker's deny).
     const reset = Number.isFinite(state.tatUs)
-      ? this.secondsUntilFull(state.tatUs)
+      ? secondsUntilFull(state.tatUs, this.nowUs)
       : Math.ceil(this.bucket.toleranceUs / 1e6);
     if (this.isNegative) {
       return {
@@ -155,6 +177,7 @@ export class TokenBucketCheck implements LimitCheck {
       this.limit.rule.isShadow,
     );
     addClassified(this.stats, c);
+    if (!state.isAdmitted) recordOver(env, this.input, left, false);
     if (!state.isAdmitted && Number.isFinite(state.tatUs)) this.remember(state.tatUs, env);
     return countedStatus(this.limit, this.rule, !state.isAdmitted, left, reset);
   }

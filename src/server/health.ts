@@ -1,63 +1,116 @@
-// Overall health from its components: backend connection, configuration, termination signal.
+// Overall health from its components: backend connection, configuration, termination signal,
+// and (when so configured) the backend instances' circuit breakers.
 
 export type HealthComponent = 'backend' | 'config' | 'sigterm';
+
+/** One component's state and the time it last changed. */
+export interface ComponentHealth {
+  readonly name: HealthComponent;
+  readonly isHealthy: boolean;
+  /** Milliseconds since the epoch: when it last changed, or when the service started. */
+  readonly sinceMs: number;
+}
+
+/** One backend instance's circuit breaker (BACKEND_FAILURE_*) and when it last changed. */
+export interface BreakerHealth {
+  readonly instance: string;
+  readonly state: string;
+  readonly sinceMs: number;
+}
+
+/** Overall health and each component, for the debug listener's /health. */
+export interface HealthReport {
+  readonly isHealthy: boolean;
+  readonly sinceMs: number;
+  readonly components: readonly ComponentHealth[];
+  readonly breakers: readonly BreakerHealth[];
+}
 
 /**
  * Healthy only when every enabled component is healthy (SPEC.md "States and transitions").
  * The backend starts healthy, the configuration (when enabled) unhealthy, sigterm healthy.
  */
 export class HealthState {
-  private readonly components = new Map<HealthComponent, boolean>();
+  private readonly components = new Map<HealthComponent, ComponentHealth>();
   /** Each backend instance's circuit breaker state (BACKEND_FAILURE_*), by instance. */
-  private readonly breakers = new Map<string, string>();
+  private readonly breakers = new Map<string, BreakerHealth>();
   private readonly isBreakerHealth: boolean;
   private readonly listeners: ((isHealthy: boolean) => void)[] = [];
   private lastHealthy: boolean;
+  private lastChangeMs: number;
+  private readonly nowMs: () => number;
 
   constructor(options: {
     readonly requireConfig: boolean;
+    readonly nowMs?: () => number;
     /** A breaker that is not closed makes the service unhealthy (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION). */
     readonly breakerAffectsHealth?: boolean;
   }) {
+    this.nowMs = options.nowMs ?? Date.now;
     this.isBreakerHealth = options.breakerAffectsHealth ?? false;
-    this.components.set('backend', true);
-    if (options.requireConfig) this.components.set('config', false);
-    this.components.set('sigterm', true);
+    const start = this.nowMs();
+    const add = (name: HealthComponent, isHealthy: boolean): void => {
+      this.components.set(name, { name, isHealthy, sinceMs: start });
+    };
+    add('backend', true);
+    if (options.requireConfig) add('config', false);
+    add('sigterm', true);
     this.lastHealthy = this.isHealthy();
+    this.lastChangeMs = start;
   }
 
   isHealthy(): boolean {
-    for (const healthy of this.components.values()) if (!healthy) return false;
+    for (const component of this.components.values()) if (!component.isHealthy) return false;
     if (this.isBreakerHealth)
-      for (const state of this.breakers.values()) if (state !== 'closed') return false;
+      for (const breaker of this.breakers.values()) if (breaker.state !== 'closed') return false;
     return true;
   }
 
   /** Sets a component; components not enabled at construction are ignored. */
-  set(component: HealthComponent, isHealthy: boolean): void {
-    if (!this.components.has(component)) return;
-    this.components.set(component, isHealthy);
-    this.changed();
+  set(name: HealthComponent, isHealthy: boolean): void {
+    const before = this.components.get(name);
+    if (before === undefined || before.isHealthy === isHealthy) return;
+    const nowMs = this.nowMs();
+    this.components.set(name, { name, isHealthy, sinceMs: nowMs });
+    this.changed(nowMs);
   }
 
   /** Records a backend instance's breaker state; it counts for health only when configured so. */
   setBreaker(instance: string, state: string): void {
-    this.breakers.set(instance, state);
-    this.changed();
+    if (this.breakers.get(instance)?.state === state) return;
+    const nowMs = this.nowMs();
+    this.breakers.set(instance, { instance, state, sinceMs: nowMs });
+    this.changed(nowMs);
   }
 
-  private changed(): void {
+  private changed(nowMs: number): void {
     const now = this.isHealthy();
     if (now === this.lastHealthy) return;
     this.lastHealthy = now;
+    this.lastChangeMs = nowMs;
     for (const listener of this.listeners) listener(now);
   }
 
-  /** Each component's state, and each breaker's as `breaker.<instance>`, for the debug listener. */
+  /**
+   * Each component's state, and each breaker's as `breaker.<instance>`, for logs and the debug
+   * listener's /healthcheck/components.
+   */
   describe(): Readonly<Record<string, boolean | string>> {
-    const out: Record<string, boolean | string> = Object.fromEntries(this.components);
-    for (const [instance, state] of this.breakers) out[`breaker.${instance}`] = state;
+    const out: Record<string, boolean | string> = Object.fromEntries(
+      [...this.components].map(([name, c]) => [name, c.isHealthy]),
+    );
+    for (const [instance, breaker] of this.breakers) out[`breaker.${instance}`] = breaker.state;
     return out;
+  }
+
+  /** Overall health, each component and each breaker with the time it last changed. */
+  report(): HealthReport {
+    return {
+      isHealthy: this.lastHealthy,
+      sinceMs: this.lastChangeMs,
+      components: [...this.components.values()],
+      breakers: [...this.breakers.values()],
+    };
   }
 
   onChange(listener: (isHealthy: boolean) => void): void {

@@ -10,6 +10,7 @@ import {
 import {
   OverLimitCache,
   RateLimitEngine,
+  RecentDecisions,
   type RateLimitRequest,
   type RequestDescriptor,
 } from '../../src/engine';
@@ -49,6 +50,8 @@ export interface EngineFixture {
   readonly engine: RateLimitEngine;
   readonly stats: StatsStore;
   readonly localCache: OverLimitCache | undefined;
+  /** The ring of recent refusals, when env sets DEBUG_RECENT_DECISIONS above 0. */
+  readonly recentDecisions: RecentDecisions | undefined;
 }
 
 /** An engine over `store` and the YAML `files`; the expiry jitter draws `random` (0 by default). */
@@ -65,6 +68,8 @@ export function engineOf(
     settings.localCacheSizeBytes > 0
       ? new OverLimitCache(settings.localCacheSizeBytes, clock)
       : undefined;
+  const capacity = Number(env.DEBUG_RECENT_DECISIONS ?? '0');
+  const recentDecisions = capacity > 0 ? new RecentDecisions(capacity, clock) : undefined;
   const engine = new RateLimitEngine({
     store,
     stats,
@@ -73,13 +78,14 @@ export function engineOf(
     logger: silentLogger,
     localCache,
     random,
+    ...(recentDecisions === undefined ? {} : { recentDecisions }),
   });
   // Compiled for this store, as the service compiles: what it cannot run is refused.
   const backend = { name: store.backend, unsupported: store.unsupported };
   engine.setSnapshot(
     snapshotOf(files, stats, { merge: env.MERGE_DOMAIN_CONFIG === 'true', backend }),
   );
-  return { engine, stats, localCache };
+  return { engine, stats, localCache, recentDecisions };
 }
 
 /** A descriptor from `[key, value]` pairs. */
