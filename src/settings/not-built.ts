@@ -61,11 +61,6 @@ export const NOT_BUILT: readonly NotBuilt[] = [
   ...redisRows('REDIS_'),
   ...redisRows('REDIS_PERSECOND_'),
   {
-    setting: 'GRPC_SERVER_USE_TLS',
-    asked: whenTrue((raw) => raw.server.GRPC_SERVER_USE_TLS),
-    capability: 'TLS on the gRPC listener',
-  },
-  {
     setting: 'TRACING_ENABLED',
     asked: whenTrue((raw) => raw.tracing.TRACING_ENABLED),
     capability: 'OTLP tracing',

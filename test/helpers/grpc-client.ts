@@ -44,8 +44,15 @@ export class RlsClient {
   private readonly rls: RlsStub;
   private readonly health: HealthStub;
 
-  /** `options` go to both stubs; grpc-js shares one connection per target unless told not to. */
-  constructor(address: string, options: grpc.ClientOptions = {}) {
+  /**
+   * `options` go to both stubs; grpc-js shares one connection per target unless told not to.
+   * `creds` defaults to plaintext.
+   */
+  constructor(
+    address: string,
+    options: grpc.ClientOptions = {},
+    creds: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  ) {
     const root = loadApi([
       'envoy/service/ratelimit/v3/rls.proto',
       'grpc/health/v1/health.proto',
@@ -53,7 +60,6 @@ export class RlsClient {
       envoy: { service: { ratelimit: { v3: { RateLimitService: Ctor<RlsStub> } } } };
       grpc: { health: { v1: { Health: Ctor<HealthStub> } } };
     };
-    const creds = grpc.credentials.createInsecure();
     this.rls = new root.envoy.service.ratelimit.v3.RateLimitService(address, creds, options);
     this.health = new root.grpc.health.v1.Health(address, creds, options);
   }

@@ -421,11 +421,6 @@ describe('capabilities not built yet are refused, never ignored', () => {
     ],
     [{ REDIS_TLS: 'true' }, 'REDIS_TLS: "true" asks for TLS to Redis'],
     [
-      { GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_CERT: 'c', GRPC_SERVER_TLS_KEY: 'k' },
-      'GRPC_SERVER_USE_TLS: "true" asks for TLS on the gRPC listener',
-    ],
-    [{ TRACING_ENABLED: 'true' }, 'TRACING_ENABLED: "true" asks for OTLP tracing'],
-    [
       { REDIS_AWS_IAM_AUTH: 'true' },
       'REDIS_AWS_IAM_AUTH: "true" asks for cloud identity (AWS IAM) authentication to Redis',
     ],
@@ -435,6 +430,58 @@ describe('capabilities not built yet are refused, never ignored', () => {
     expect(found[0]).toBe(
       `${start}, which this version does not have yet; unset it or use a release that has it`,
     );
+  });
+});
+
+describe('gRPC listener TLS', () => {
+  it('reads the files and the client checks when TLS is on', () => {
+    expect(
+      loadSettings({
+        GRPC_SERVER_USE_TLS: 'true',
+        GRPC_SERVER_TLS_CERT: '/tls/tls.crt',
+        GRPC_SERVER_TLS_KEY: '/tls/tls.key',
+        GRPC_CLIENT_TLS_CACERT: '/tls/ca.crt',
+        GRPC_CLIENT_TLS_SAN: 'envoy.mesh',
+      }).server.grpc.tls,
+    ).toEqual({
+      certFile: '/tls/tls.crt',
+      keyFile: '/tls/tls.key',
+      clientCaFile: '/tls/ca.crt',
+      clientSan: 'envoy.mesh',
+    });
+    expect(loadSettings({}).server.grpc.tls).toBeUndefined();
+  });
+
+  it.each([
+    [
+      { GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_KEY: 'k' },
+      'GRPC_SERVER_TLS_CERT: GRPC_SERVER_USE_TLS is true but GRPC_SERVER_TLS_CERT is not set: give the path of the server certificate chain (PEM)',
+    ],
+    [
+      { GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_CERT: 'c' },
+      'GRPC_SERVER_TLS_KEY: GRPC_SERVER_USE_TLS is true but GRPC_SERVER_TLS_KEY is not set: give the path of the server private key (PEM)',
+    ],
+    [
+      { GRPC_CLIENT_TLS_CACERT: '/tls/ca.crt' },
+      'GRPC_CLIENT_TLS_CACERT: GRPC_CLIENT_TLS_CACERT is set but GRPC_SERVER_USE_TLS is false',
+    ],
+    [
+      { GRPC_CLIENT_TLS_SAN: 'envoy' },
+      'GRPC_CLIENT_TLS_SAN: GRPC_CLIENT_TLS_SAN is set but GRPC_SERVER_USE_TLS is false',
+    ],
+    [
+      {
+        GRPC_SERVER_USE_TLS: 'true',
+        GRPC_SERVER_TLS_CERT: 'c',
+        GRPC_SERVER_TLS_KEY: 'k',
+        GRPC_CLIENT_TLS_SAN: 'envoy',
+      },
+      'GRPC_CLIENT_TLS_SAN: GRPC_CLIENT_TLS_SAN is set but GRPC_CLIENT_TLS_CACERT is not',
+    ],
+  ])('refuses %j', (env, start) => {
+    const found = problems(env);
+    expect(found).toHaveLength(1);
+    expect(found[0]?.startsWith(start)).toBe(true);
   });
 });
 
