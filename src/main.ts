@@ -38,6 +38,7 @@ import {
   type StatsStore,
 } from './stats';
 import { createStore, type CounterStore } from './store';
+import { startTracing, tracedStore, type Tracing } from './tracing';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -71,6 +72,7 @@ export interface StartOptions {
 interface Parts {
   readonly health: HealthState;
   readonly statistics: Statistics;
+  tracing?: Tracing | undefined;
   store?: CounterStore;
   provider?: ConfigProvider;
   listeners?: Listeners;
@@ -90,7 +92,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const parts: Parts = { health, statistics };
   const stop = shutdownSequence(parts);
   try {
-    const store = await createStore(settings.backend, {
+    const tracing = startTracing(settings.tracing, logger);
+    parts.tracing = tracing;
+    const opened = await createStore(settings.backend, {
       clock,
       logger,
       stats,
@@ -98,6 +102,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         health.set('backend', isConnected);
       },
     });
+    // With tracing off the engine holds the store itself: nothing is added per call.
+    const store = tracing === undefined ? opened : tracedStore(opened, tracing.tracer);
     parts.store = store;
     const engine = createEngine(settings, { store, stats, clock, logger });
     const provider = options.provider ?? createProvider(settings, stats, logger);
@@ -109,6 +115,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       health,
       stats,
       logger,
+      tracer: tracing?.requests,
       isDebugServed: options.worker === undefined || options.worker.index === 0,
       metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
     });
@@ -241,7 +248,10 @@ const prometheusScrape = {
   },
 };
 
-/** Health unhealthy, listeners drain, provider stops, store closes, statistics flush. */
+/**
+ * Health unhealthy, listeners drain, provider stops, store closes, the last spans are exported,
+ * statistics flush.
+ */
 function shutdownSequence(parts: Parts): () => Promise<void> {
   let stopping: Promise<void> | undefined;
   return () => {
@@ -250,6 +260,7 @@ function shutdownSequence(parts: Parts): () => Promise<void> {
       await parts.listeners?.close(DRAIN_TIMEOUT_MS);
       await parts.provider?.stop();
       await parts.store?.close();
+      await parts.tracing?.shutdown();
       await parts.statistics.close();
     })();
     return stopping;

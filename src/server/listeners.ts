@@ -5,6 +5,7 @@ import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
 import type { ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
+import type { RequestTracer } from '../tracing';
 import { createDebugServer } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
 import type { HealthState } from './health';
@@ -31,6 +32,8 @@ export interface ListenerOptions {
   readonly health: HealthState;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  /** Server spans per call; undefined while TRACING_ENABLED is false. */
+  readonly tracer: RequestTracer | undefined;
   /** With several workers the first alone serves debug, so its answers come from one process. */
   readonly isDebugServed: boolean;
   /** The scrape this process serves; undefined when Prometheus is off or a supervisor serves it. */
@@ -95,13 +98,14 @@ export function openMetricsListener(endpoint: MetricsEndpoint): Promise<OpenList
 }
 
 async function openGrpc(options: ListenerOptions): Promise<OpenListener> {
-  const { settings, engine, health, stats, logger } = options;
+  const { settings, engine, health, stats, logger, tracer } = options;
   const server = new RateLimitGrpcServer({
     settings: settings.grpc,
     engine,
     health,
     stats,
     logger,
+    tracer,
   });
   const port = await server.listen();
   return {
@@ -116,9 +120,10 @@ function openHttpFrontEnd({
   engine,
   health,
   logger,
+  tracer,
 }: ListenerOptions): Promise<OpenListener> {
   return openHttp(
-    http.createServer(createHttpHandler({ engine, health, logger })),
+    http.createServer(createHttpHandler({ engine, health, logger, tracer })),
     settings.http,
     'HTTP',
   );

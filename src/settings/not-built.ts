@@ -60,11 +60,6 @@ export const NOT_BUILT: readonly NotBuilt[] = [
   },
   ...redisRows('REDIS_'),
   ...redisRows('REDIS_PERSECOND_'),
-  {
-    setting: 'TRACING_ENABLED',
-    asked: whenTrue((raw) => raw.tracing.TRACING_ENABLED),
-    capability: 'OTLP tracing',
-  },
 ];
 
 /** A problem for every row whose capability the settings ask for, under the name given. */

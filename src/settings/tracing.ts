@@ -1,4 +1,4 @@
-// Tracing section: the OTLP exporter and sampling (refused while tracing is not built).
+// Tracing section: the OTLP exporter, the service's resource attributes, sampling, conventions.
 import { deepFreeze } from '../lib/freeze';
 import { bool, float, list, oneOf, str } from './fields';
 import { group, type Values } from './section';

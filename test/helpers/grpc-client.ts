@@ -7,6 +7,7 @@ type Callback<T> = (err: grpc.ServiceError | null, response?: T) => void;
 interface RlsStub extends grpc.Client {
   ShouldRateLimit(
     request: unknown,
+    metadata: grpc.Metadata,
     options: grpc.CallOptions,
     callback: Callback<WireResponse>,
   ): void;
@@ -64,9 +65,13 @@ export class RlsClient {
     this.health = new root.grpc.health.v1.Health(address, creds, options);
   }
 
-  shouldRateLimit(request: unknown): Promise<WireResponse> {
+  /** One call; `metadata` carries headers such as a traceparent. */
+  shouldRateLimit(
+    request: unknown,
+    metadata: grpc.Metadata = new grpc.Metadata(),
+  ): Promise<WireResponse> {
     return new Promise((resolve, reject) => {
-      this.rls.ShouldRateLimit(request, { deadline: Date.now() + 10_000 }, (err, res) => {
+      this.rls.ShouldRateLimit(request, metadata, { deadline: Date.now() + 10_000 }, (err, res) => {
         if (err !== null) reject(err);
         else resolve(res ?? {});
       });

@@ -10,6 +10,7 @@ import type { RateLimitEngine } from '../../engine';
 import type { Logger } from '../../lib/logger';
 import type { GrpcListenerSettings } from '../../settings';
 import type { StatsStore } from '../../stats';
+import type { RequestTracer } from '../../tracing';
 import type { HealthState } from '../health';
 import { GrpcHealthService, HEALTH_CHECK, HEALTH_WATCH } from './health-service';
 import { SHOULD_RATE_LIMIT, shouldRateLimitMethod } from './rls-method';
@@ -23,6 +24,8 @@ export interface GrpcServerOptions {
   readonly health: HealthState;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  /** Server spans per call; undefined while tracing is off. */
+  readonly tracer: RequestTracer | undefined;
 }
 
 /** The listen address as logs and errors name it. */
@@ -44,13 +47,13 @@ export class RateLimitGrpcServer {
   private readonly sessions: Sessions;
 
   constructor(private readonly options: GrpcServerOptions) {
-    const { engine, health, stats, logger } = options;
+    const { engine, health, stats, logger, tracer } = options;
     this.healthService = new GrpcHealthService({ health, stats, logger });
     this.sessions = new Sessions(options.settings, (session) => {
       this.healthService.endWatchesOf(session);
     });
     const methods = new Map<string, MethodHandler>([
-      [SHOULD_RATE_LIMIT, shouldRateLimitMethod({ engine, stats, logger })],
+      [SHOULD_RATE_LIMIT, shouldRateLimitMethod({ engine, stats, logger, tracer })],
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
     ]);
