@@ -1,6 +1,7 @@
 // The counter store the settings choose, opened by the opener registered for its backend type.
 import type { BackendSettings } from '../settings';
 import type { CounterStore } from './counter-store';
+import { MemcachedCounterStore } from './memcached/memcached-store';
 import { MemoryCounterStore } from './memory/memory-store';
 import { openRedisStore } from './redis/open-redis-store';
 import type { StoreDeps } from './store-deps';
@@ -24,9 +25,8 @@ type StoreOpeners = {
 export const STORE_OPENERS: StoreOpeners = {
   memory: (_settings, deps) => Promise.resolve(new MemoryCounterStore({ clock: deps.clock })),
   redis: openRedisStore,
-  // Settings refuse BACKEND_TYPE=memcache until the backend lands (settings/not-built.ts).
-  memcache: () =>
-    Promise.reject(new Error('the memcached backend is not available in this version')),
+  memcache: (settings, deps) =>
+    MemcachedCounterStore.open(settings, { logger: deps.logger, stats: deps.stats }),
 };
 
 /** Opens the store of `settings.type`; resolves once it is ready for requests. */
