@@ -1,6 +1,11 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import type { CompileOptions, ConfigError, ConfigSnapshot } from './config';
+import {
+  refusalMessage,
+  type CompileOptions,
+  type ConfigError,
+  type ConfigSnapshot,
+} from './config';
 import {
   announceReady,
   serveMetrics,
@@ -215,7 +220,7 @@ async function followConfig(
     },
     onRejected: (errors: readonly ConfigError[]) => {
       loadError.inc();
-      for (const error of errors) logger.error(`configuration refused: ${error.message}`);
+      for (const error of errors) logger.error(refusalMessage(error));
       logger.error(
         engine.currentSnapshot === undefined
           ? 'no configuration is loaded; requests are refused until a valid one arrives'
