@@ -77,6 +77,7 @@ function serviceEnv(
     BACKEND_TYPE: scenario.backend === '-' ? 'redis' : scenario.backend,
     REDIS_URL: `127.0.0.1:${ports.redis}`,
     MEMCACHE_HOST_PORT: `127.0.0.1:${ports.memcached}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${ports.otlp}`,
     RUNTIME_ROOT: work,
     RUNTIME_SUBDIRECTORY: '',
     RUNTIME_APPDIRECTORY: 'config',
@@ -94,6 +95,8 @@ interface Backends {
   readonly redis: { readonly port: number; readonly pid: number | undefined };
   /** Started only when a chosen scenario counts in memcached. */
   readonly memcached: BenchBackend | undefined;
+  /** The OTLP sink's port, started only when a chosen scenario traces (0 otherwise). */
+  readonly otlpPort: number;
 }
 
 async function startServer(
@@ -107,6 +110,7 @@ async function startServer(
     debug: await freePort(),
     redis: backends.redis.port,
     memcached: backends.memcached?.port ?? 0,
+    otlp: backends.otlpPort,
   };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
   const cores =
@@ -329,6 +333,14 @@ async function main(): Promise<void> {
   const memcached = scenarios.some((s) => s.backend === 'memcache')
     ? await startMemcached(CORES.redis)
     : undefined;
+  const otlpPort = scenarios.some((s) => s.env.TRACING_ENABLED === 'true') ? await freePort() : 0;
+  const otlpSink =
+    otlpPort === 0
+      ? undefined
+      : pinned(CORES.redis, process.execPath, [
+          path.join(ROOT, 'dist', 'bench', 'otlp-sink.js'),
+          String(otlpPort),
+        ]);
   try {
     await waitFor(
       () => {
@@ -351,7 +363,7 @@ async function main(): Promise<void> {
         execFileSync('redis-cli', ['-p', String(redisPort), 'flushall'], { stdio: 'ignore' });
         const m = await measure(
           scenario,
-          { redis: { port: redisPort, pid: redis.pid }, memcached },
+          { redis: { port: redisPort, pid: redis.pid }, memcached, otlpPort },
           work,
         );
         thisRound.set(scenario.name, m);
@@ -416,6 +428,7 @@ async function main(): Promise<void> {
   } finally {
     await stop(redis);
     if (memcached !== undefined) await stop(memcached.child);
+    if (otlpSink !== undefined) await stop(otlpSink);
     rmSync(work, { recursive: true, force: true });
   }
 }
