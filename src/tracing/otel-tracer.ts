@@ -51,7 +51,9 @@ class OtelCallSpan implements CallSpan {
   ) {}
 
   within<T>(work: () => T): T {
-    return context.with(this.active, work);
+    // An unsampled call's children would be unsampled too (parent-based sampling): skip the
+    // context switch, whose AsyncLocalStorage is what costs, not the span.
+    return this.span.isRecording() ? context.with(this.active, work) : work();
   }
 
   end(outcome: CallOutcome): void {

@@ -1,5 +1,5 @@
 // A CounterStore wrapper that puts a CLIENT span around each round trip to the backend.
-import { context, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import {
   ATTR_DB_OPERATION_BATCH_SIZE,
   ATTR_DB_OPERATION_NAME,
@@ -23,6 +23,10 @@ const DB_SYSTEM: Readonly<Record<CounterStore['backend'], string | undefined>> =
 export function tracedStore(store: CounterStore, tracer: Tracer): CounterStore {
   const system = DB_SYSTEM[store.backend];
   const around = <T>(operation: string, size: number, work: () => Promise<T>): Promise<T> => {
+    // Outside a sampled call there is nothing to be a child of (CallSpan.within sets no context
+    // for an unsampled call), and a child would not be sampled either.
+    const active = context.active();
+    if (trace.getSpan(active)?.isRecording() !== true) return work();
     const span = tracer.startSpan(
       `${store.backend} ${operation}`,
       {
@@ -34,7 +38,7 @@ export function tracedStore(store: CounterStore, tracer: Tracer): CounterStore {
           ...(system === undefined ? {} : { [ATTR_DB_SYSTEM_NAME]: system }),
         },
       },
-      context.active(),
+      active,
     );
     return work().then(
       (result) => {
