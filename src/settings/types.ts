@@ -134,6 +134,17 @@ export type RedisAuthSettings =
   | { readonly kind: 'static'; readonly username: string | undefined; readonly password: string }
   | { readonly kind: 'file'; readonly path: string };
 
+/** ElastiCache IAM authentication of one instance (REDIS_AWS_IAM_* or REDIS_PERSECOND_AWS_IAM_*). */
+export interface RedisIamSettings {
+  /** Replication group ID or serverless cache name: the host of the signed request. */
+  readonly cacheName: string;
+  /** The ElastiCache user; also the AUTH user name. */
+  readonly userId: string;
+  readonly serverless: boolean;
+  /** undefined: the AWS SDK resolves it (AWS_REGION, the shared config file). */
+  readonly region: string | undefined;
+}
+
 export interface RedisInstanceSettings {
   /** Setting-name prefix of this instance (REDIS_ or REDIS_PERSECOND_), for messages. */
   readonly settingPrefix: string;
@@ -150,6 +161,8 @@ export interface RedisInstanceSettings {
   readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT';
   readonly poolOnEmptyWaitMs: number;
   readonly closeConnectionOnReadonlyError: boolean;
+  /** Set when the password is an IAM token signed locally (REDIS_AWS_IAM_AUTH). */
+  readonly iam: RedisIamSettings | undefined;
 }
 
 export interface RedisBackendSettings {

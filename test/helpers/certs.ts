@@ -18,6 +18,9 @@ export interface Certificates {
    * ('ca' or 'other-ca'), with `san` as its subjectAltName (`DNS:a,DNS:b`).
    */
   issue(name: string, san: string, ca?: 'ca' | 'other-ca'): { cert: string; key: string };
+  /** A client certificate signed by the second CA, which a server trusting `caCert` refuses. */
+  readonly otherClientCert: string;
+  readonly otherClientKey: string;
   destroy(): void;
 }
 
@@ -61,7 +64,10 @@ function issue(dir: string, name: string, subject: string, san: string, ca: stri
   ]);
 }
 
-/** Makes a CA, a server certificate for `serverName` and a client certificate. */
+/**
+ * Makes a CA, a server certificate for `serverName` (a host name, or an IP address such as
+ * 127.0.0.1) and client certificates.
+ */
 export function makeCertificates(serverName: string): Certificates {
   const dir = mkdtempSync(path.join(tmpdir(), 'rl-certs-'));
   const file = (name: string): string => path.join(dir, name);
@@ -82,8 +88,10 @@ export function makeCertificates(serverName: string): Certificates {
       `/CN=test ${ca}`,
     ]);
   }
-  issue(dir, 'server', `/CN=${serverName}`, `DNS:${serverName}`, 'ca');
+  const isIp = /^[\d.]+$|:/.test(serverName);
+  issue(dir, 'server', `/CN=${serverName}`, `${isIp ? 'IP' : 'DNS'}:${serverName}`, 'ca');
   issue(dir, 'client', '/CN=ratelimit-client', 'DNS:ratelimit-client', 'ca');
+  issue(dir, 'other-client', '/CN=ratelimit-client', 'DNS:ratelimit-client', 'other-ca');
   return {
     dir,
     caCert: file('ca.crt'),
@@ -96,6 +104,8 @@ export function makeCertificates(serverName: string): Certificates {
       issue(dir, name, `/CN=${name}`, san, ca);
       return { cert: file(`${name}.crt`), key: file(`${name}.key`) };
     },
+    otherClientCert: file('other-client.crt'),
+    otherClientKey: file('other-client.key'),
     destroy: () => {
       rmSync(dir, { recursive: true, force: true });
     },

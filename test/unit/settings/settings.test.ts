@@ -1,16 +1,10 @@
 // Settings: defaults, real names and neutral aliases, parsing, refusals with exact messages.
-import { loadSettings, SettingsError, allSettingNames, namesFor } from '../../../src/settings';
+import { loadSettings, allSettingNames, namesFor } from '../../../src/settings';
+import { settingsProblems } from '../../helpers/settings';
 import { list, map } from '../../../src/settings/fields';
+import { NOT_BUILT } from '../../../src/settings/not-built';
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadSettings(env);
-  } catch (err: unknown) {
-    if (err instanceof SettingsError) return err.problems.map((p) => `${p.setting}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected a SettingsError');
-}
+const problems = settingsProblems;
 
 describe('defaults', () => {
   const s = loadSettings({});
@@ -415,24 +409,9 @@ describe('refusals name the setting, the value and what is accepted', () => {
   });
 });
 
-describe('capabilities not built yet are refused, never ignored', () => {
-  it.each([
-    [
-      { REDIS_TYPE: 'cluster', REDIS_URL: 'a:1,b:2' },
-      'REDIS_TYPE: "cluster" asks for Redis sentinel and cluster modes',
-    ],
-    [{ REDIS_TLS: 'true' }, 'REDIS_TLS: "true" asks for TLS to Redis'],
-    [
-      { REDIS_AWS_IAM_AUTH: 'true' },
-      'REDIS_AWS_IAM_AUTH: "true" asks for cloud identity (AWS IAM) authentication to Redis',
-    ],
-  ])('%j', (env, start) => {
-    const found = problems(env);
-    expect(found).toHaveLength(1);
-    expect(found[0]).toBe(
-      `${start}, which this version does not have yet; unset it or use a release that has it`,
-    );
-  });
+it('has no capability left that is refused as not built yet', () => {
+  expect(NOT_BUILT).toEqual([]);
+  expect(loadSettings({ TRACING_ENABLED: 'true' }).tracing.enabled).toBe(true);
 });
 
 describe('gRPC listener TLS', () => {
