@@ -131,12 +131,31 @@ export const SCENARIOS: readonly Scenario[] = [
     bodies: distinct,
     baseline: 'redis, 10,000 distinct keys',
   }),
-  scenario({ name: 'redis, over limit, no local cache', bodies: blocked, expect: 'OVER_LIMIT' }),
+  // The over-limit rows record no refusals, as before the ring existed; the rows after each
+  // keep the last 1000 (DEBUG_RECENT_DECISIONS' default): the difference is the ring's cost.
+  scenario({
+    name: 'redis, over limit, no local cache',
+    bodies: blocked,
+    expect: 'OVER_LIMIT',
+    env: { DEBUG_RECENT_DECISIONS: '0' },
+  }),
+  scenario({
+    name: 'redis, over limit, no local cache, recording',
+    bodies: blocked,
+    expect: 'OVER_LIMIT',
+    env: { DEBUG_RECENT_DECISIONS: '1000' },
+  }),
   scenario({
     name: 'redis, over limit, local cache',
     bodies: blocked,
     expect: 'OVER_LIMIT',
-    env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576' },
+    env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576', DEBUG_RECENT_DECISIONS: '0' },
+  }),
+  scenario({
+    name: 'redis, over limit, local cache, recording',
+    bodies: blocked,
+    expect: 'OVER_LIMIT',
+    env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576', DEBUG_RECENT_DECISIONS: '1000' },
   }),
   scenario({ name: 'memcached, 1 descriptor', backend: 'memcache', bodies: one }),
   scenario({

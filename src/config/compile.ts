@@ -169,6 +169,7 @@ class Compiler {
       children,
       isValueToMetric: d.valueToMetric,
       isShareThreshold: d.shareThreshold,
+      source: doc.source,
     });
   }
 

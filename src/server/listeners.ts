@@ -6,6 +6,7 @@ import type { Logger } from '../lib/logger';
 import type { ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
 import type { RequestTracer } from '../tracing';
+import type { ConfigStatus } from './config-status';
 import { createDebugServer } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
 import type { HealthState } from './health';
@@ -30,6 +31,8 @@ export interface ListenerOptions {
   readonly settings: ServerSettings;
   readonly engine: RateLimitEngine;
   readonly health: HealthState;
+  /** When the configuration last loaded or was refused, for the debug listener. */
+  readonly configStatus: ConfigStatus;
   readonly stats: StatsStore;
   readonly logger: Logger;
   /** Server spans per call; undefined while TRACING_ENABLED is false. */
@@ -131,12 +134,8 @@ function openHttpFrontEnd({
 
 function openDebug(options: ListenerOptions): Promise<OpenListener> | undefined {
   if (!options.isDebugServed) return undefined;
-  const { engine, stats, health } = options;
-  const server = createDebugServer({
-    snapshot: () => engine.currentSnapshot,
-    stats,
-    health: () => health.describe(),
-  });
+  const { engine, stats, health, configStatus } = options;
+  const server = createDebugServer({ engine, stats, health, config: configStatus });
   return openHttp(server, options.settings.debug, 'debug');
 }
 

@@ -23,11 +23,19 @@ export interface GrpcListenerSettings extends ListenAddress {
   readonly tls: GrpcServerTlsSettings | undefined;
 }
 
+export interface DebugListenerSettings extends ListenAddress {
+  /**
+   * DEBUG_RECENT_DECISIONS: how many over-limit (and shadow-mode would-be-over) decisions
+   * `/decisions/recent` keeps; 0 records none.
+   */
+  readonly recentDecisions: number;
+}
+
 export interface ServerSettings {
   /** Server processes sharing the listeners (node:cluster); 1 runs everything in this one. */
   readonly workers: number;
   readonly http: ListenAddress;
-  readonly debug: ListenAddress;
+  readonly debug: DebugListenerSettings;
   readonly grpc: GrpcListenerSettings;
 }
 

@@ -1,48 +1,77 @@
-// The debug listener's index: the service and its version, then every path with its help.
+// The debug listener's index: the service and its version, then every path with its help; a
+// browser gets the status page at the same address.
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createDebugServer } from '../../../src/server';
-import { StatsStore } from '../../../src/stats';
+import { startDebugListener, type DebugListener } from '../../helpers/debug-listener';
 
 const packageJson = JSON.parse(
   readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8'),
 ) as { name: string; version: string };
 
-let base: string;
-const server = createDebugServer({
-  snapshot: () => undefined,
-  stats: new StatsStore(),
-  health: () => ({ backend: true }),
-});
+let listener: DebugListener;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  listener = await startDebugListener(['domain: d\ndescriptors: []\n']);
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await listener.close();
 });
 
 it('names the service and its version, then lists every path with its help, sorted', async () => {
-  const res = await fetch(`${base}/`);
+  const res = await listener.get('/');
   expect(res.status).toBe(200);
-  expect((await res.text()).split('\n')).toEqual([
+  expect(res.type).toBe('text/plain; charset=utf-8');
+  expect(res.text.split('\n').map((line) => line.replace(/: .*/, ''))).toEqual([
     `${packageJson.name} ${packageJson.version}`,
-    '/debug/pprof/: root of the profiling endpoints',
-    '/debug/pprof/heap: V8 heap snapshot',
-    '/debug/pprof/profile: CPU profiling endpoint',
-    '/healthcheck/components: health of each component',
-    '/rlconfig: print out the currently loaded configuration for debugging',
-    '/stats: print out stats',
+    '/counters',
+    '/debug/pprof/',
+    '/debug/pprof/heap',
+    '/debug/pprof/profile',
+    '/decisions/recent',
+    '/health',
+    '/healthcheck/components',
+    '/rlconfig',
+    '/rules',
+    '/stats',
     '',
   ]);
+  // The reference's lines are unchanged.
+  expect(res.text).toContain(
+    '/rlconfig: print out the currently loaded configuration for debugging\n',
+  );
+  expect(res.text).toContain('/stats: print out stats\n');
 });
 
 it('answers each path, 404 for others and 405 for other methods', async () => {
-  expect(await (await fetch(`${base}/healthcheck/components`)).json()).toEqual({ backend: true });
-  expect(await (await fetch(`${base}/rlconfig`)).text()).toBe('');
-  expect((await fetch(`${base}/nothing`)).status).toBe(404);
-  expect((await fetch(`${base}/stats`, { method: 'POST' })).status).toBe(405);
+  expect((await listener.get('/healthcheck/components')).json()).toEqual({
+    backend: true,
+    sigterm: true,
+  });
+  expect((await listener.get('/rlconfig')).text).toBe('');
+  expect((await listener.get('/nothing')).status).toBe(404);
+  expect((await fetch(`${listener.base}/stats`, { method: 'POST' })).status).toBe(405);
+});
+
+it('serves the status page to a browser and its files under /ui/, nothing external', async () => {
+  const page = await listener.get('/', 'text/html,application/xhtml+xml,*/*;q=0.8');
+  expect(page.status).toBe(200);
+  expect(page.type).toBe('text/html; charset=utf-8');
+  expect(page.text).toContain('<meta name="viewport"');
+  // Every file the page loads comes from this listener: no CDN, no other host.
+  expect(page.text).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
+  const loaded = [...page.text.matchAll(/<(?:script|link)[^>]*(?:src|href)="([^"]+)"/g)].map(
+    (m) => m[1]!,
+  );
+  const files = ['/ui/common.css', '/ui/common.js', '/ui/status.js'];
+  expect(loaded.filter((ref) => ref !== 'data:,')).toEqual(files);
+  for (const ref of files) {
+    const asset = await listener.get(ref);
+    expect([ref, asset.status]).toEqual([ref, 200]);
+  }
+  const res = await fetch(`${listener.base}/`, { headers: { accept: 'text/html' } });
+  expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+  expect((await listener.get('/ui/nothing.js')).status).toBe(404);
+  // curl's default Accept keeps the plain index.
+  expect((await listener.get('/', '*/*')).type).toBe('text/plain; charset=utf-8');
 });

@@ -13,7 +13,7 @@ describe('defaults', () => {
     expect(s.server.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(s.server.grpc.host).toBe('0.0.0.0');
     expect(s.server.grpc.port).toBe(8081);
-    expect(s.server.debug).toEqual({ host: '0.0.0.0', port: 6070 });
+    expect(s.server.debug).toEqual({ host: '0.0.0.0', port: 6070, recentDecisions: 1000 });
     expect(s.server.grpc.maxConnectionAgeMs).toBe(24 * 3600 * 1000);
     expect(s.server.grpc.maxConnectionAgeGraceMs).toBe(3600 * 1000);
     expect(s.log).toEqual({ level: 'warning', format: 'text' });
@@ -171,6 +171,7 @@ describe('aliases', () => {
       'GRPC_UDS',
       'DEBUG_HOST',
       'DEBUG_PORT',
+      'DEBUG_RECENT_DECISIONS',
       'LOG_LEVEL',
       'LOG_FORMAT',
       'CONFIG_TYPE',
@@ -317,6 +318,10 @@ describe('refusals name the setting, the value and what is accepted', () => {
       'REDIS_TYPE: "ring" is not valid; accepted: single, sentinel, cluster',
     ],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT: "xml" is not valid; accepted: text, json'],
+    [
+      { DEBUG_RECENT_DECISIONS: '1000000' },
+      'DEBUG_RECENT_DECISIONS: "1000000" is not valid; accepted: a whole number from 0 to 100000',
+    ],
     [
       { NEAR_LIMIT_RATIO: '1.5' },
       'NEAR_LIMIT_RATIO: "1.5" is not valid; accepted: a number from 0 to 1',
