@@ -27,6 +27,7 @@ const CONFIG = {
     'domain: tls\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 100 }\n',
 };
 const REQUEST = rlsRequest('tls', [[['k', 'v']]]);
+const HANDSHAKE_ERROR = 'ratelimit.tls.grpc_server.handshake_error';
 
 interface Client {
   readonly rls: RlsClient;
@@ -202,25 +203,40 @@ describe('gRPC over mutual TLS', () => {
     expect(outcome).toMatch(expected);
   });
 
+  /** Runs `refused` and checks the service counted at least one more failed handshake. */
+  async function countsHandshakeError(refused: () => Promise<void>): Promise<void> {
+    const before = await service.stat(HANDSHAKE_ERROR);
+    await refused();
+    await eventually(async () => (await service.stat(HANDSHAKE_ERROR)) > before, {
+      what: 'the failed handshake to be counted',
+    });
+  }
+
   it('refuses a plaintext client', async () => {
     const plain = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
     try {
-      const err = await plain.error(REQUEST);
-      expect(err.code).toBe(grpc.status.UNAVAILABLE);
+      await countsHandshakeError(async () => {
+        const err = await plain.error(REQUEST);
+        expect(err.code).toBe(grpc.status.UNAVAILABLE);
+      });
     } finally {
       plain.close();
     }
   });
 
   it('refuses a client without a certificate, in the handshake', async () => {
-    const err = await open().rls.error(REQUEST);
-    expect(err.code).toBe(grpc.status.UNAVAILABLE);
+    await countsHandshakeError(async () => {
+      const err = await open().rls.error(REQUEST);
+      expect(err.code).toBe(grpc.status.UNAVAILABLE);
+    });
   });
 
   it('refuses a client whose certificate another CA signed', async () => {
     const stranger = certs.issue('stranger', 'DNS:ratelimit-client', 'other-ca');
-    const err = await open(stranger).rls.error(REQUEST);
-    expect(err.code).toBe(grpc.status.UNAVAILABLE);
+    await countsHandshakeError(async () => {
+      const err = await open(stranger).rls.error(REQUEST);
+      expect(err.code).toBe(grpc.status.UNAVAILABLE);
+    });
   });
 
   it('refuses a client whose certificate lacks the SAN, logging the names it presented', async () => {
@@ -295,6 +311,36 @@ describe('gRPC over mutual TLS', () => {
     expect(after.serials).toEqual([serving]);
     // Restoring the bytes already served is no new certificate.
     expect(await service.stat('ratelimit.tls.grpc_server.reload_success')).toBe(reloads);
+  });
+
+  it('trusts a renewed client CA bundle for new connections', async () => {
+    const stranger = certs.issue('newcomer', 'DNS:ratelimit-client', 'other-ca');
+    expect((await open(stranger).rls.error(REQUEST)).code).toBe(grpc.status.UNAVAILABLE);
+    // The previous test left a key that matches nothing: serve a fresh, matching pair.
+    const rotated = certs.issue('rotated', `DNS:${SERVER_NAME}`);
+    replaceFile(rotated.key, served.key);
+    replaceFile(rotated.cert, served.cert);
+    const bundle = path.join(certs.dir, 'bundle.crt');
+    writeFileSync(
+      bundle,
+      Buffer.concat([readFileSync(certs.caCert), readFileSync(certs.otherCaCert)]),
+    );
+    replaceFile(bundle, certs.caCert);
+    let accepted: Client | undefined;
+    await eventually(
+      async () => {
+        const fresh = open(stranger);
+        try {
+          await fresh.rls.shouldRateLimit(REQUEST);
+          accepted = fresh;
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { what: 'a client of the CA added to GRPC_CLIENT_TLS_CACERT to be accepted' },
+    );
+    expect(accepted?.serials).toEqual([serialOf(rotated.cert)]);
   });
 });
 

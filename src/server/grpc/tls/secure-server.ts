@@ -57,6 +57,11 @@ export function createSecureGrpcServer(
     requestCert: isMutual,
     rejectUnauthorized: isMutual,
   });
+  // Counted, not logged: a port scanner or a misconfigured proxy would flood the log.
+  const handshakeErrors = stats.counter(STAT.tlsHandshakeError);
+  server.on('tlsClientError', () => {
+    handshakeErrors.inc();
+  });
   const requiredSan = settings.clientSan;
   const sanRefusals = stats.counter(STAT.tlsClientSanRefused);
   return {
