@@ -414,6 +414,48 @@ describe('refusals name the setting, the value and what is accepted', () => {
   });
 });
 
+describe('tracing settings', () => {
+  it.each([
+    [
+      { TRACING_ENABLED: 'yes' },
+      'TRACING_ENABLED: "yes" is not valid; accepted: true, false, 1, 0, t, f, TRUE, FALSE, True, False',
+    ],
+    [
+      { TRACING_EXPORTER_PROTOCOL: 'zipkin' },
+      'TRACING_EXPORTER_PROTOCOL: "zipkin" is not valid; accepted: http, grpc',
+    ],
+    [
+      { TRACING_SAMPLING_RATE: '-0.1' },
+      'TRACING_SAMPLING_RATE: "-0.1" is not valid; accepted: a number from 0 to 1',
+    ],
+    [
+      { TRACING_SAMPLING_RATE: 'half' },
+      'TRACING_SAMPLING_RATE: "half" is not valid; accepted: a number from 0 to 1',
+    ],
+    [
+      { TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'otel-collector:4318' },
+      'OTEL_EXPORTER_OTLP_ENDPOINT: "otel-collector:4318" is not valid; accepted: an http:// or https:// URL, such as http://otel-collector:4318 (OTLP/HTTP) or http://otel-collector:4317 (OTLP/gRPC)',
+    ],
+    [
+      { TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' },
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "not a url" is not valid; accepted: an http:// or https:// URL, such as http://otel-collector:4318 (OTLP/HTTP) or http://otel-collector:4317 (OTLP/gRPC)',
+    ],
+  ])('refuses %j', (env, message) => {
+    expect(problems(env)).toEqual([message]);
+  });
+
+  it('reads the OTLP destination only while tracing is on', () => {
+    expect(loadSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'anything' }).tracing.enabled).toBe(false);
+    expect(
+      loadSettings({
+        TRACING_ENABLED: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel-collector.observability:4317',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces',
+      }).tracing.enabled,
+    ).toBe(true);
+  });
+});
+
 it('has no capability left that is refused as not built yet', () => {
   expect(NOT_BUILT).toEqual([]);
   expect(loadSettings({ TRACING_ENABLED: 'true' }).tracing.enabled).toBe(true);
