@@ -2,7 +2,6 @@
 // openssl: who is refused, and certificates renewed (in place, broken, by a symlink swap)
 // while the service runs.
 import * as grpc from '@grpc/grpc-js';
-import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import tls, { type PeerCertificate } from 'node:tls';
 import {
@@ -18,6 +17,7 @@ import path from 'node:path';
 import { makeCertificates, type Certificates } from '../helpers/certs';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
+import { pythonCalls, type PythonTls } from '../helpers/python-grpc';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 
@@ -71,41 +71,9 @@ function replaceFile(source: string, target: string): void {
   renameSync(temporary, target);
 }
 
-/** Debian's python3 is the one with python3-grpcio, whatever else is first on PATH. */
-const DEBIAN_PYTHON = '/usr/bin/python3';
-
-/**
- * grpc.health.v1.Health/Check and one ShouldRateLimit (domain tls, k=v) from Python's gRPC,
- * messages as raw bytes so no generated code is needed; prints each answer's bytes in hex.
- */
-const PYTHON_CLIENT = `
-import sys, grpc
-port, ca, name = sys.argv[1:4]
-identity = sys.argv[4:6]
-read = lambda f: open(f, 'rb').read()
-creds = grpc.ssl_channel_credentials(read(ca), *(read(f) for f in reversed(identity))) if identity else grpc.ssl_channel_credentials(read(ca))
-channel = grpc.secure_channel('127.0.0.1:' + port, creds, options=[('grpc.ssl_target_name_override', name)])
-health = channel.unary_unary('/grpc.health.v1.Health/Check')(b'', timeout=10)
-rls = channel.unary_unary('/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit')(
-    bytes.fromhex('0a03746c7312080a060a016b120176'), timeout=10)
-print('health', health.hex())
-print('rls', rls[:2].hex(), end='')
-`;
-
-function pythonCall(
-  port: number,
-  ca: string,
-  identity?: { cert: string; key: string },
-): { status: number | null; stdout: string; stderr: string } {
-  const args = [String(port), ca, SERVER_NAME];
-  if (identity !== undefined) args.push(identity.cert, identity.key);
-  const result = spawnSync(DEBIAN_PYTHON, ['-c', PYTHON_CLIENT, ...args], {
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
-  if (result.error !== undefined) throw result.error;
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+/** ShouldRateLimit of domain tls, k=v, as its protobuf bytes. */
+const REQUEST_BYTES = Buffer.from('0a03746c7312080a060a016b120176', 'hex');
+const RLS_METHOD = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
 describe('gRPC over mutual TLS', () => {
   let certs: Certificates;
@@ -159,11 +127,18 @@ describe('gRPC over mutual TLS', () => {
   });
 
   it("answers a client this project did not write: Debian's python3-grpcio (C-core)", () => {
-    const ok = pythonCall(service.ports.grpc, certs.caCert, goodIdentity());
-    expect(ok).toEqual({ status: 0, stdout: 'health 0801\nrls 0801', stderr: '' });
-    const refused = pythonCall(service.ports.grpc, certs.caCert);
-    expect(refused.status).not.toBe(0);
-    expect(refused.stderr).toContain('StatusCode.UNAVAILABLE');
+    const tlsTo = (identity?: { cert: string; key: string }): PythonTls => ({
+      ca: certs.caCert,
+      serverName: SERVER_NAME,
+      ...(identity === undefined ? {} : { identity }),
+    });
+    const port = service.ports.grpc;
+    const [ok] = pythonCalls(port, RLS_METHOD, [REQUEST_BYTES], tlsTo(goodIdentity()));
+    // Field 1 (overall_code) = 1 (OK).
+    expect(ok?.status).toBe(0);
+    expect(ok?.detail.startsWith('0801')).toBe(true);
+    const [refused] = pythonCalls(port, RLS_METHOD, [REQUEST_BYTES], tlsTo());
+    expect(refused?.status).toBe(grpc.status.UNAVAILABLE);
   });
 
   it.each([
