@@ -44,8 +44,9 @@ import {
   type StatsSink,
   type StatsStore,
 } from './stats';
-import { breakerGuard, createStore, type CounterStore } from './store';
-import { startTracing, tracedStore, type Tracing } from './tracing';
+import { openServiceStore } from './service-store';
+import type { CounterStore } from './store';
+import { startTracing, type Tracing } from './tracing';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -106,24 +107,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   try {
     const tracing = startTracing(settings.tracing, logger);
     parts.tracing = tracing;
-    const opened = await createStore(settings.backend, {
-      clock,
-      logger,
-      stats,
-      reportHealth: (isConnected) => {
-        health.set('backend', isConnected);
-      },
-      guard: breakerGuard(settings.breaker, {
-        clock,
-        logger,
-        stats,
-        report: (instance, state) => {
-          health.setBreaker(instance, state);
-        },
-      }),
-    });
-    // With tracing off the engine holds the store itself: nothing is added per call.
-    const store = tracing === undefined ? opened : tracedStore(opened, tracing.tracer);
+    const store = await openServiceStore(settings, { clock, logger, stats, health, tracing });
     parts.store = store;
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const provider = options.provider ?? createProvider(settings, store, { stats, logger });
