@@ -135,12 +135,12 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'invalid-algorithm.yaml',
       'INVALID_ALGORITHM',
-      /^invalid-algorithm\.yaml: invalid rate limit algorithm 'leaky_bucket'; accepted: fixed_window, sliding_window, token_bucket \(line 5, column 7\)$/,
+      /^invalid-algorithm\.yaml: invalid rate limit algorithm 'leaky_bucket'; accepted: fixed_window, sliding_window, token_bucket \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'burst-without-token-bucket.yaml',
       'BAD_LIMIT',
-      /^burst-without-token-bucket\.yaml: burst only applies to algorithm token_bucket \(line 5, column 7\)$/,
+      /^burst-without-token-bucket\.yaml: burst only applies to algorithm token_bucket \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'token-bucket-zero-rate.yaml',
@@ -150,17 +150,17 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'duplicate-limit-unit.yaml',
       'DUPLICATE_LIMIT_UNIT',
-      /^duplicate-limit-unit\.yaml: descriptor 'limits\.a' has two limits of unit second; each limit needs its own unit \(line 10, column 9\)$/,
+      /^duplicate-limit-unit\.yaml: descriptor 'limits\.a' has two limits of unit second; each limit needs its own unit \(line 10, column 9, at descriptors\[0\]\.rate_limits\[1\]\)$/,
     ],
     [
       'unlimited-with-limits.yaml',
       'UNLIMITED_WITH_LIMITS',
-      /^unlimited-with-limits\.yaml: an unlimited rule cannot also have rate_limits \(line 5, column 7\)$/,
+      /^unlimited-with-limits\.yaml: an unlimited rule cannot also have rate_limits \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'algorithm-unsupported.yaml',
       'ALGORITHM_UNSUPPORTED',
-      /^algorithm-unsupported\.yaml: rule 'backend\.a' uses token_bucket, which the memcache backend cannot run: no atomic script \(line 5, column 9\)$/,
+      /^algorithm-unsupported\.yaml: rule 'backend\.a' uses token_bucket, which the memcache backend cannot run: no atomic script \(line 5, column 9, at descriptors\[0\]\.rate_limits\[0\]\)$/,
     ],
   ])('%s', (name, code, message) => {
     const errors = errorsOf([name]);
