@@ -117,6 +117,15 @@ export function targets(rows: readonly Row[]): Target[] {
       isMet: cached.ratio >= 1.2 && commands < 0.001,
     });
   }
+  for (const name of NAMES.algorithms) {
+    const r = row(name);
+    if (r?.baselineRatio === undefined) continue;
+    out.push({
+      target: `6. ${name}: >= 0.8x the fixed window on the same backend`,
+      measured: `${r.baselineRatio.toFixed(2)}x`,
+      isMet: r.baselineRatio >= 0.8,
+    });
+  }
   const w1 = row(NAMES.workers1);
   const w2 = row(NAMES.workers2);
   if (w1 !== undefined && w2 !== undefined) {
