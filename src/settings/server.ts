@@ -10,6 +10,7 @@ export const SERVER = group('', {
   PORT: port(8080),
   DEBUG_HOST: str('0.0.0.0'),
   DEBUG_PORT: port(6070),
+  DEBUG_PROFILING_ENABLED: bool(false),
   GRPC_HOST: str('0.0.0.0'),
   GRPC_PORT: port(8081),
   GRPC_UDS: str(),
@@ -58,7 +59,11 @@ export function serverSettings(
   return deepFreeze({
     workers: s.WORKERS,
     http: { host: s.HOST, port: s.PORT },
-    debug: { host: s.DEBUG_HOST, port: s.DEBUG_PORT },
+    debug: {
+      host: s.DEBUG_HOST,
+      port: s.DEBUG_PORT,
+      isProfilingEnabled: s.DEBUG_PROFILING_ENABLED,
+    },
     grpc: {
       host: s.GRPC_HOST,
       port: s.GRPC_PORT,

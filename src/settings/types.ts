@@ -23,11 +23,16 @@ export interface GrpcListenerSettings extends ListenAddress {
   readonly tls: GrpcServerTlsSettings | undefined;
 }
 
+export interface DebugListenerSettings extends ListenAddress {
+  /** DEBUG_PROFILING_ENABLED: heap snapshots and CPU profiles, which hold memory contents. */
+  readonly isProfilingEnabled: boolean;
+}
+
 export interface ServerSettings {
   /** Server processes sharing the listeners (node:cluster); 1 runs everything in this one. */
   readonly workers: number;
   readonly http: ListenAddress;
-  readonly debug: ListenAddress;
+  readonly debug: DebugListenerSettings;
   readonly grpc: GrpcListenerSettings;
 }
 
@@ -126,6 +131,8 @@ export interface StatsSettings {
   readonly sinks: readonly StatsSinkSettings[];
   /** Most distinct rule statistics keys; runtime keys past it count under the rule's own key. */
   readonly maxRuleKeys: number;
+  /** Most UTF-8 bytes that keys built from request values may hold together. */
+  readonly maxRuntimeKeyBytes: number;
 }
 
 /** Credentials for Redis: a fixed value, or a file re-read on every connection attempt. */
@@ -177,6 +184,8 @@ export interface MemcacheBackendSettings {
 
 export interface MemoryBackendSettings {
   readonly type: 'memory';
+  /** Most keys held; a new key past it evicts the key nearest its expiry. */
+  readonly maxKeys: number;
 }
 
 export type BackendSettings =
@@ -214,6 +223,32 @@ export interface TracingSettings {
   readonly semconvStabilityOptIn: readonly string[];
 }
 
+/** What one rate limit request may hold (MAX_* settings of the limits section). */
+export interface RequestLimits {
+  readonly maxDescriptors: number;
+  readonly maxEntries: number;
+  /** UTF-8 bytes of the domain and of each descriptor key. */
+  readonly maxKeyBytes: number;
+  readonly maxValueBytes: number;
+  /** A gRPC message (after decompression) or a /json body. */
+  readonly maxRequestBytes: number;
+}
+
+/** How connections to the listeners are held (limits section). */
+export interface ConnectionLimits {
+  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of the gRPC listener. */
+  readonly maxConcurrentStreams: number;
+  /** Time a client has to send a request in full (and, on HTTP/2, a new connection's preface). */
+  readonly headerTimeoutMs: number;
+  /** An open connection with nothing in flight for this long is closed. */
+  readonly idleTimeoutMs: number;
+}
+
+export interface LimitsSettings {
+  readonly request: RequestLimits;
+  readonly connection: ConnectionLimits;
+}
+
 /** Everything the environment configures, validated once and frozen. */
 export interface Settings {
   readonly server: ServerSettings;
@@ -223,4 +258,5 @@ export interface Settings {
   readonly backend: BackendSettings;
   readonly limiter: LimiterSettings;
   readonly tracing: TracingSettings;
+  readonly limits: LimitsSettings;
 }

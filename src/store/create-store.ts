@@ -1,5 +1,6 @@
 // The counter store the settings choose, opened by the opener registered for its backend type.
 import type { BackendSettings } from '../settings';
+import { STAT } from '../stats';
 import type { CounterStore } from './counter-store';
 import { MemoryCounterStore } from './memory/memory-store';
 import { openRedisStore } from './redis/open-redis-store';
@@ -22,7 +23,18 @@ type StoreOpeners = {
  * (the settings' BackendSettings union makes a missing line a compile error).
  */
 export const STORE_OPENERS: StoreOpeners = {
-  memory: (_settings, deps) => Promise.resolve(new MemoryCounterStore({ clock: deps.clock })),
+  memory: (settings, deps) => {
+    const evictions = deps.stats.counter(STAT.memoryEvictions);
+    return Promise.resolve(
+      new MemoryCounterStore({
+        clock: deps.clock,
+        maxKeys: settings.maxKeys,
+        onEvict: () => {
+          evictions.inc();
+        },
+      }),
+    );
+  },
   redis: openRedisStore,
   // Settings refuse BACKEND_TYPE=memcache until the backend lands (settings/not-built.ts).
   memcache: () =>

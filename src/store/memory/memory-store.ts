@@ -1,8 +1,10 @@
 // In-process counters with expiry: the embedded backend for single hosts, development and tests.
 import type { Clock } from '../../lib/clock';
 import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+import { ExpiryIndex } from './expiry-index';
 
 interface Slot {
+  readonly key: string;
   value: number;
   expiresAtMs: number;
 }
@@ -11,20 +13,35 @@ export interface MemoryStoreOptions {
   readonly clock: Clock;
   /** How often expired keys are dropped; between sweeps they are ignored on access. */
   readonly sweepIntervalMs?: number;
+  /** Most keys held (MEMORY_MAX_KEYS); a new key past it evicts the key nearest its expiry. */
+  readonly maxKeys?: number;
+  /** Told of each key evicted to make room (counted as a statistic). */
+  readonly onEvict?: () => void;
 }
 
+/** Keys a sweep looks at before it yields the event loop: about a millisecond of work. */
+const SWEEP_SLICE = 10_000;
+
 /**
- * Counters live in one Map; an expired key reads as absent and is dropped by the next sweep,
- * so memory holds only the live windows.
+ * Counters live in one Map; an expired key reads as absent and is dropped by the sweep, so
+ * memory holds only the live windows. Keys are filed by the second they expire in
+ * (expiry-index.ts): a sweep visits only the keys that are due, a slice at a time, so a
+ * million keys never stop the event loop for long; and when the store is full the key
+ * nearest its expiry makes room (Redis's volatile-ttl), the one whose loss costs least.
  */
 export class MemoryCounterStore implements CounterStore {
   readonly backend = 'memory' as const;
   private readonly slots = new Map<string, Slot>();
+  private readonly index = new ExpiryIndex<Slot>((slot) => this.slots.get(slot.key) === slot);
   private readonly sweeper: NodeJS.Timeout;
+  private readonly maxKeys: number;
+  private isSweeping = false;
+  private isClosed = false;
 
   constructor(private readonly options: MemoryStoreOptions) {
+    this.maxKeys = options.maxKeys ?? Number.MAX_SAFE_INTEGER;
     this.sweeper = setInterval(() => {
-      this.sweep();
+      this.sweepSoon();
     }, options.sweepIntervalMs ?? 1000);
     this.sweeper.unref();
   }
@@ -34,12 +51,42 @@ export class MemoryCounterStore implements CounterStore {
     return this.slots.size;
   }
 
-  /** Drops every expired key. */
-  sweep(): void {
+  /**
+   * Drops up to `maxSteps` expired keys' worth of index entries; returns true when keys that
+   * are due remain (the caller continues later).
+   */
+  sweep(maxSteps = Number.MAX_SAFE_INTEGER): boolean {
     const now = this.options.clock.nowMs();
-    for (const [key, slot] of this.slots) {
-      if (slot.expiresAtMs <= now) this.slots.delete(key);
+    const budget = { steps: maxSteps };
+    for (;;) {
+      const slot = this.index.takeNext(now, budget);
+      if (slot === undefined) return budget.steps <= 0;
+      this.slots.delete(slot.key);
     }
+  }
+
+  /** Sweeps in slices, yielding between them, until nothing due is left. */
+  private sweepSoon(): void {
+    if (this.isSweeping || this.isClosed) return;
+    this.isSweeping = true;
+    const slice = (): void => {
+      if (!this.isClosed && this.sweep(SWEEP_SLICE)) {
+        setImmediate(slice);
+        return;
+      }
+      this.isSweeping = false;
+    };
+    slice();
+  }
+
+  /** Makes room for one more key: an expired key if one is due, else the nearest to expiry. */
+  private makeRoom(now: number): void {
+    const unbounded = { steps: Number.MAX_SAFE_INTEGER };
+    const victim =
+      this.index.takeNext(now, { steps: 64 }) ?? this.index.takeNext(Infinity, unbounded);
+    if (victim === undefined) return;
+    this.slots.delete(victim.key);
+    if (victim.expiresAtMs > now) this.options.onEvict?.();
   }
 
   private live(key: string, now: number): Slot | undefined {
@@ -69,8 +116,10 @@ export class MemoryCounterStore implements CounterStore {
         slot.value = Math.max(0, slot.value - item.hits);
       } else {
         if (slot === undefined) {
-          slot = { value: 0, expiresAtMs: 0 };
+          if (this.slots.size >= this.maxKeys) this.makeRoom(now);
+          slot = { key: item.key, value: 0, expiresAtMs: now + item.ttlSeconds * 1000 };
           this.slots.set(item.key, slot);
+          this.index.file(slot);
         }
         slot.value += item.hits;
       }
@@ -98,8 +147,10 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   close(): Promise<void> {
+    this.isClosed = true;
     clearInterval(this.sweeper);
     this.slots.clear();
+    this.index.clear();
     return Promise.resolve();
   }
 }
