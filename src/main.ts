@@ -17,6 +17,7 @@ import { FileConfigProvider, XdsConfigProvider, type ConfigProvider } from './pr
 import {
   createListeners,
   HealthState,
+  LastResort,
   openMetricsListener,
   type ListenerPorts,
   type Listeners,
@@ -50,6 +51,7 @@ export interface RunningService {
   readonly engine: RateLimitEngine;
   readonly stats: StatsStore;
   readonly health: HealthState;
+  readonly logger: Logger;
   /** Health turns unhealthy, listeners stop, in-flight calls finish, backends close. */
   stop(): Promise<void>;
 }
@@ -105,6 +107,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await followConfig(provider, settings.config, { engine, health, stats, logger });
     const listeners = await createListeners({
       settings: settings.server,
+      limits: settings.limits,
       engine,
       health,
       stats,
@@ -115,7 +118,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };
     logger.warn('listening', { ...where, backend: settings.backend.type });
-    return { settings, ports: listeners.ports, engine, stats, health, stop };
+    return { settings, ports: listeners.ports, engine, stats, health, logger, stop };
   } catch (err: unknown) {
     await stop();
     throw err;
@@ -286,6 +289,21 @@ async function runSupervisor(settings: Settings): Promise<void> {
   }
 }
 
+/**
+ * The process's last resort: an exception or rejection nothing handled (a bug in a timer, an
+ * event handler outside every request path's own guard) is logged and counted, and the
+ * service goes on: one request, or one stray callback, never takes the process down.
+ */
+function keepRunningOnStrayErrors(service: RunningService): void {
+  const lastResort = new LastResort(service.stats, service.logger);
+  process.on('uncaughtException', (err) => {
+    lastResort.report(err, 'process (uncaught exception)');
+  });
+  process.on('unhandledRejection', (reason) => {
+    lastResort.report(reason, 'process (unhandled rejection)');
+  });
+}
+
 /** Stops cleanly on SIGTERM or SIGINT; a worker also stops when its supervisor goes away. */
 function stopOnSignals(service: RunningService, isWorker: boolean): void {
   if (isWorker) {
@@ -341,5 +359,6 @@ export async function runFromCommandLine(
     failStart(err);
   }
   if (index !== undefined) announceReady();
+  keepRunningOnStrayErrors(service);
   stopOnSignals(service, index !== undefined);
 }

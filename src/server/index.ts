@@ -3,6 +3,7 @@ export { RateLimitGrpcServer, grpcAddress, type GrpcServerOptions } from './grpc
 export { createHttpHandler, type HttpAppOptions } from './http/http-server';
 export { createDebugServer, type DebugSources } from './debug/debug-server';
 export { HealthState, type HealthComponent } from './health';
+export { LastResort } from './last-resort';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
 export { requestFromWire, responseFromWire } from './wire/convert';
 export { fromStruct } from '../lib/struct';

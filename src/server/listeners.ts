@@ -3,12 +3,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
-import type { ListenAddress, ServerSettings } from '../settings';
+import type { ConnectionLimits, LimitsSettings, ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
 import { createDebugServer } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
 import type { HealthState } from './health';
 import { createHttpHandler } from './http/http-server';
+import { LastResort } from './last-resort';
+import { DEFAULT_CONNECTION_LIMITS } from '../settings';
 import { createMetricsServer, type MetricsSource } from './metrics/metrics-server';
 
 /** A Prometheus scrape to serve: where, and what it answers. */
@@ -27,6 +29,7 @@ export interface OpenListener {
 
 export interface ListenerOptions {
   readonly settings: ServerSettings;
+  readonly limits: LimitsSettings;
   readonly engine: RateLimitEngine;
   readonly health: HealthState;
   readonly stats: StatsStore;
@@ -51,6 +54,17 @@ export interface Listeners {
   readonly addresses: Readonly<Record<keyof ListenerPorts, string | undefined>>;
   /** Stops every listener; in-flight calls get up to `drainMs` to finish. */
   close(drainMs: number): Promise<void>;
+}
+
+/** Options of every HTTP/1 listener: HEADER_TIMEOUT for a request, IDLE_TIMEOUT between them. */
+function httpServerOptions(connection: ConnectionLimits): http.ServerOptions {
+  return {
+    headersTimeout: connection.headerTimeoutMs,
+    requestTimeout: connection.headerTimeoutMs,
+    keepAliveTimeout: connection.idleTimeoutMs,
+    // Node checks the two request timeouts this often (30 s by default).
+    connectionsCheckingInterval: Math.max(100, Math.min(connection.headerTimeoutMs / 2, 30_000)),
+  };
 }
 
 /** Listens on host:port; resolves with the bound port, or rejects naming what could not listen. */
@@ -88,20 +102,37 @@ async function openHttp(
   };
 }
 
-/** The Prometheus scrape on its own listener (PROMETHEUS_ADDR, PROMETHEUS_PATH). */
-export function openMetricsListener(endpoint: MetricsEndpoint): Promise<OpenListener> {
-  const server = createMetricsServer(endpoint.path, endpoint);
+/**
+ * The Prometheus scrape on its own listener (PROMETHEUS_ADDR, PROMETHEUS_PATH). The
+ * supervisor of WORKERS has no settings of the limits section at hand nor statistics: it
+ * gets the connection limits' defaults and answers an unexpected error 500 without counting.
+ */
+export function openMetricsListener(
+  endpoint: MetricsEndpoint,
+  connection: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  lastResort?: LastResort,
+): Promise<OpenListener> {
+  const server = createMetricsServer(endpoint.path, endpoint, {
+    serverOptions: httpServerOptions(connection),
+    lastResort,
+  });
   return openHttp(server, endpoint, 'Prometheus metrics', endpoint.path);
 }
 
-async function openGrpc(options: ListenerOptions): Promise<OpenListener> {
-  const { settings, engine, health, stats, logger } = options;
+interface Opening extends ListenerOptions {
+  readonly lastResort: LastResort;
+}
+
+async function openGrpc(options: Opening): Promise<OpenListener> {
+  const { settings, engine, health, stats, logger, limits, lastResort } = options;
   const server = new RateLimitGrpcServer({
     settings: settings.grpc,
     engine,
     health,
     stats,
     logger,
+    limits,
+    lastResort,
   });
   const port = await server.listen();
   return {
@@ -111,35 +142,43 @@ async function openGrpc(options: ListenerOptions): Promise<OpenListener> {
   };
 }
 
-function openHttpFrontEnd({
-  settings,
-  engine,
-  health,
-  logger,
-}: ListenerOptions): Promise<OpenListener> {
+function openHttpFrontEnd(options: Opening): Promise<OpenListener> {
+  const { settings, engine, health, logger, limits, lastResort } = options;
+  const handler = createHttpHandler({ engine, health, logger, limits: limits.request, lastResort });
   return openHttp(
-    http.createServer(createHttpHandler({ engine, health, logger })),
+    http.createServer(httpServerOptions(limits.connection), handler),
     settings.http,
     'HTTP',
   );
 }
 
-function openDebug(options: ListenerOptions): Promise<OpenListener> | undefined {
+function openDebug(options: Opening): Promise<OpenListener> | undefined {
   if (!options.isDebugServed) return undefined;
-  const { engine, stats, health } = options;
-  const server = createDebugServer({
-    snapshot: () => engine.currentSnapshot,
-    stats,
-    health: () => health.describe(),
-  });
-  return openHttp(server, options.settings.debug, 'debug');
+  const { engine, stats, health, settings, limits, lastResort } = options;
+  const server = createDebugServer(
+    {
+      snapshot: () => engine.currentSnapshot,
+      stats,
+      health: () => health.describe(),
+    },
+    {
+      isProfilingEnabled: settings.debug.isProfilingEnabled,
+      lastResort,
+      serverOptions: httpServerOptions(limits.connection),
+    },
+  );
+  return openHttp(server, settings.debug, 'debug');
 }
 
 /**
  * Opens every listener the options ask for, in turn (a new listener is an opener above and a
  * line here); if one cannot listen, those already open are closed and the error is thrown.
  */
-export async function createListeners(options: ListenerOptions): Promise<Listeners> {
+export async function createListeners(listenerOptions: ListenerOptions): Promise<Listeners> {
+  const options: Opening = {
+    ...listenerOptions,
+    lastResort: new LastResort(listenerOptions.stats, listenerOptions.logger),
+  };
   const opened: OpenListener[] = [];
   const close = async (drainMs: number): Promise<void> => {
     await Promise.all(opened.map((listener) => listener.close(drainMs)));
@@ -154,7 +193,9 @@ export async function createListeners(options: ListenerOptions): Promise<Listene
     const httpFrontEnd = await open(openHttpFrontEnd(options));
     const debug = await open(openDebug(options));
     const metrics = await open(
-      options.metrics === undefined ? undefined : openMetricsListener(options.metrics),
+      options.metrics === undefined
+        ? undefined
+        : openMetricsListener(options.metrics, options.limits.connection, options.lastResort),
     );
     return {
       ports: {

@@ -4,7 +4,7 @@ import { deepFreeze } from '../lib/freeze';
 import type { SettingsProblem } from './errors';
 import { duration, int } from './fields';
 import { group, type Values } from './section';
-import type { LimitsSettings } from './types';
+import type { ConnectionLimits, LimitsSettings, RequestLimits } from './types';
 
 /**
  * The defaults are far above what Envoy sends (a handful of descriptors of a handful of short
@@ -49,3 +49,19 @@ export function limitsSettings(
     },
   });
 }
+
+/** The request limits of the defaults, for callers without settings (tools, tests). */
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = Object.freeze({
+  maxDescriptors: LIMITS.fields.MAX_DESCRIPTORS_PER_REQUEST.defaultValue,
+  maxEntries: LIMITS.fields.MAX_ENTRIES_PER_DESCRIPTOR.defaultValue,
+  maxKeyBytes: LIMITS.fields.MAX_DESCRIPTOR_KEY_BYTES.defaultValue,
+  maxValueBytes: LIMITS.fields.MAX_DESCRIPTOR_VALUE_BYTES.defaultValue,
+  maxRequestBytes: LIMITS.fields.MAX_REQUEST_BYTES.defaultValue,
+});
+
+/** The connection limits of the defaults, for a listener opened without settings. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
+  maxConcurrentStreams: LIMITS.fields.GRPC_MAX_CONCURRENT_STREAMS.defaultValue,
+  headerTimeoutMs: LIMITS.fields.HEADER_TIMEOUT.defaultValue,
+  idleTimeoutMs: LIMITS.fields.IDLE_TIMEOUT.defaultValue,
+});

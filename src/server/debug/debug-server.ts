@@ -1,12 +1,23 @@
 // The debug listener: `/` names the service and lists the endpoints of state-endpoints.ts
-// (configuration, statistics, health) and profiling-endpoints.ts (heap snapshots, CPU profiles).
+// (configuration, statistics, health) and profiling-endpoints.ts (heap snapshots, CPU profiles,
+// served only with DEBUG_PROFILING_ENABLED=true).
 import http from 'node:http';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
+import type { LastResort } from '../last-resort';
+import { parseTarget } from '../request-target';
 import { sendText, type DebugSources, type Endpoint } from './endpoint';
-import { PROFILING_ENDPOINTS } from './profiling-endpoints';
+import { profilingEndpoints } from './profiling-endpoints';
 import { stateEndpoints } from './state-endpoints';
 
 export type { DebugSources } from './endpoint';
+
+export interface DebugServerOptions {
+  /** DEBUG_PROFILING_ENABLED: heap snapshots and CPU profiles hold memory contents. */
+  readonly isProfilingEnabled: boolean;
+  readonly lastResort: LastResort;
+  /** Timeouts of the HTTP server (HEADER_TIMEOUT, IDLE_TIMEOUT). */
+  readonly serverOptions?: http.ServerOptions;
+}
 
 /** The index: the service and its version, then one `path: help` line per endpoint, sorted. */
 function index(endpoints: ReadonlyMap<string, Endpoint>): string {
@@ -17,15 +28,22 @@ function index(endpoints: ReadonlyMap<string, Endpoint>): string {
 }
 
 /** Builds the debug HTTP server; the caller listens. */
-export function createDebugServer(sources: DebugSources): http.Server {
+export function createDebugServer(sources: DebugSources, options: DebugServerOptions): http.Server {
   const endpoints = new Map(
-    [...stateEndpoints(sources), ...PROFILING_ENDPOINTS].map((e) => [e.path, e]),
+    [...stateEndpoints(sources), ...profilingEndpoints(options.isProfilingEnabled)].map((e) => [
+      e.path,
+      e,
+    ]),
   );
   const indexText = index(endpoints);
-  return http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://debug');
+  const serve = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       sendText(res, 405, 'only GET is supported\n');
+      return;
+    }
+    const url = parseTarget(req, 'http://debug');
+    if (url === undefined) {
+      sendText(res, 400, 'the request target is not a valid path\n');
       return;
     }
     if (url.pathname === '/') {
@@ -38,5 +56,17 @@ export function createDebugServer(sources: DebugSources): http.Server {
       return;
     }
     endpoint.handle(req, res, url);
+  };
+  return http.createServer(options.serverOptions ?? {}, (req, res) => {
+    options.lastResort.guard(
+      'debug listener',
+      () => {
+        serve(req, res);
+      },
+      () => {
+        if (!res.headersSent) sendText(res, 500, 'internal error\n');
+        else res.destroy();
+      },
+    );
   });
 }

@@ -5,22 +5,25 @@
 // router.ts checks and dispatches calls, rls-method.ts and health-service.ts serve them,
 // sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing.
 import http2 from 'node:http2';
-import type { RateLimitEngine } from '../../engine';
 import type { Logger } from '../../lib/logger';
-import type { GrpcListenerSettings } from '../../settings';
+import type { GrpcListenerSettings, LimitsSettings } from '../../settings';
 import type { StatsStore } from '../../stats';
 import type { HealthState } from '../health';
+import type { LastResort } from '../last-resort';
 import { GrpcHealthService, HEALTH_CHECK, HEALTH_WATCH } from './health-service';
-import { SHOULD_RATE_LIMIT, shouldRateLimitMethod } from './rls-method';
+import { SHOULD_RATE_LIMIT, shouldRateLimitMethod, type Decider } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { Sessions } from './sessions';
+import type { UnaryReading } from './unary';
 
 export interface GrpcServerOptions {
   readonly settings: GrpcListenerSettings;
-  readonly engine: RateLimitEngine;
+  readonly engine: Decider;
   readonly health: HealthState;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  readonly limits: LimitsSettings;
+  readonly lastResort: LastResort;
 }
 
 /** The listen address as logs and errors name it. */
@@ -40,18 +43,32 @@ export class RateLimitGrpcServer {
   private readonly sessions: Sessions;
 
   constructor(private readonly options: GrpcServerOptions) {
-    const { engine, health, stats, logger } = options;
-    this.healthService = new GrpcHealthService({ health, stats, logger });
-    this.sessions = new Sessions(options.settings, (session) => {
+    const { engine, health, stats, logger, limits, lastResort } = options;
+    const connection = limits.connection;
+    const reading: UnaryReading = {
+      logger,
+      lastResort,
+      maxRequestBytes: limits.request.maxRequestBytes,
+      headerTimeoutMs: connection.headerTimeoutMs,
+    };
+    this.healthService = new GrpcHealthService({ health, stats, reading });
+    this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
       this.healthService.endWatchesOf(session);
     });
     const methods = new Map<string, MethodHandler>([
-      [SHOULD_RATE_LIMIT, shouldRateLimitMethod({ engine, stats, logger })],
+      [
+        SHOULD_RATE_LIMIT,
+        shouldRateLimitMethod({ engine, stats, reading, limits: limits.request }),
+      ],
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
     ]);
-    this.server = http2.createServer();
-    this.server.on('stream', routeCalls(methods));
+    this.server = http2.createServer({
+      // Node's defaults allow any number of streams per connection.
+      settings: { maxConcurrentStreams: connection.maxConcurrentStreams },
+    });
+    this.server.on('stream', this.sessions.addStream);
+    this.server.on('stream', routeCalls(methods, lastResort));
     this.server.on('session', this.sessions.add);
     this.server.on('sessionError', ignore);
   }

@@ -46,7 +46,8 @@ export function openResponse(stream: http2.ServerHttp2Stream): void {
 
 /** Answers a unary call with one framed message and status OK. */
 export function sendMessage(stream: http2.ServerHttp2Stream, framed: Buffer): void {
-  if (stream.destroyed || stream.closed) return;
+  // Already answered (its deadline passed) or gone: the late answer is dropped.
+  if (stream.destroyed || stream.closed || stream.headersSent) return;
   openResponse(stream);
   stream.end(framed);
 }

@@ -2,6 +2,7 @@
 import type { RateLimitEngine } from '../../engine';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import type { RequestLimits } from '../../settings';
 import { toEdgeError } from '../errors';
 import { requestFromJson, responseToJson } from '../wire/json';
 
@@ -10,15 +11,19 @@ export interface JsonAnswer {
   readonly payload: unknown;
 }
 
+/** What answering /json needs besides the body. */
+export interface JsonAnswering {
+  readonly engine: Pick<RateLimitEngine, 'shouldRateLimit'>;
+  readonly logger: Logger;
+  readonly limits: RequestLimits;
+}
+
 /** 200 when every limit holds, 429 when one is exceeded, 4xx/5xx with `{error, message}`. */
-export function answerJson(
-  text: string,
-  engine: RateLimitEngine,
-  logger: Logger,
-): Promise<JsonAnswer> {
+export function answerJson(text: string, answering: JsonAnswering): Promise<JsonAnswer> {
+  const { engine, logger, limits } = answering;
   let request;
   try {
-    request = requestFromJson(text);
+    request = requestFromJson(text, limits);
   } catch (err: unknown) {
     const edge = toEdgeError(err);
     return Promise.resolve({
