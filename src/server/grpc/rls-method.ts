@@ -48,7 +48,7 @@ function armDeadline(stream: http2.ServerHttp2Stream, timeoutMs: number | undefi
  */
 export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler {
   const { engine, reading, limits } = options;
-  const { logger, lastResort } = reading;
+  const { lastResort } = reading;
   const totalRequests = options.stats.counter(STAT.totalRequests('ShouldRateLimit'));
   const responseTime = options.stats.timer(STAT.responseTime('ShouldRateLimit'));
 
@@ -69,7 +69,7 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
         (err: unknown) => {
           disarm();
           responseTime.record(elapsedMs(started));
-          failCall(stream, err, logger);
+          failCall(stream, err, reading);
         },
       )
       .catch((err: unknown) => {
@@ -90,7 +90,7 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
       } catch (err: unknown) {
         disarm();
         responseTime.record(elapsedMs(started));
-        failCall(stream, err, logger);
+        failCall(stream, err, reading);
         return;
       }
       answer(stream, request, started, disarm);

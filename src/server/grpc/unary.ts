@@ -120,7 +120,7 @@ export function readUnary(
   reading: UnaryReading,
   handle: (message: FramedMessage) => void,
 ): void {
-  const { logger, lastResort, maxRequestBytes } = reading;
+  const { lastResort, maxRequestBytes } = reading;
   readBody(
     stream,
     reading,
@@ -129,7 +129,7 @@ export function readUnary(
       try {
         message = uncompressed(singleMessage(body, maxRequestBytes), encoding, maxRequestBytes);
       } catch (err: unknown) {
-        failCall(stream, err, logger);
+        failCall(stream, err, reading);
         return;
       }
       lastResort.guard(
@@ -143,7 +143,7 @@ export function readUnary(
       );
     },
     (err) => {
-      failCall(stream, err, logger);
+      failCall(stream, err, reading);
     },
   );
 }

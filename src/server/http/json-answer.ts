@@ -31,7 +31,7 @@ export function answerJson(text: string, answering: JsonAnswering): Promise<Json
       payload: { error: edge.code, message: edge.message },
     });
   }
-  // Never rejects: whatever goes wrong, including in the conversion, becomes an answer.
+  // Rejects only with an error nothing expected (a bug), which the caller's last resort takes.
   return engine
     .shouldRateLimit(request)
     .then((response) => ({
@@ -40,6 +40,8 @@ export function answerJson(text: string, answering: JsonAnswering): Promise<Json
     }))
     .catch((err: unknown) => {
       const edge = toEdgeError(err);
+      // Neither the request's fault nor the backend's: a bug, for the caller's last resort.
+      if (edge.kind === 'internal') throw err;
       if (edge.kind !== 'request')
         logger.warn('rate limit request failed', { error: describeError(err) });
       return { status: edge.httpStatus, payload: { error: edge.code, message: edge.message } };
