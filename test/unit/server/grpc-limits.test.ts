@@ -1,6 +1,6 @@
 // The gRPC listener under hostile or unlucky callers: deadlines, the last resort, and the
 // limits of the limits section (streams, request size, preface, unfinished bodies, idle).
-import http2 from 'node:http2';
+import type http2 from 'node:http2';
 import net from 'node:net';
 import { status } from '@grpc/grpc-js';
 import type { RateLimitRequest, RateLimitResponse } from '../../../src/engine';
@@ -182,7 +182,11 @@ describe('connection limits', () => {
     // Read, so that the end of the connection is seen.
     socket.resume();
     const started = performance.now();
-    await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise<void>((resolve) =>
+      socket.once('close', () => {
+        resolve();
+      }),
+    );
     expect(performance.now() - started).toBeLessThan(2000);
   });
 

@@ -38,7 +38,7 @@ it('answers 500 when building the /json answer throws, on the fast path and thro
       method: 'POST',
       body: new Blob([BODY]).stream(),
       duplex: 'half',
-    } as RequestInit);
+    });
     for (const res of [plain, chunked]) {
       expect(res.status).toBe(500);
       expect(await res.json()).toEqual({ error: 'INTERNAL', message: 'internal error' });
