@@ -19,6 +19,8 @@ export const CONFIG_ERROR_CODES = Object.freeze({
   SHARE_THRESHOLD_WITHOUT_WILDCARD: 'share_threshold is set on a value without *',
   DUPLICATE_DOMAIN: 'two files define one domain while MERGE_DOMAIN_CONFIG is false',
   BAD_RESOURCE: 'an xDS resource cannot be decoded',
+  TOO_MUCH_EXPANSION: 'YAML aliases expand the file past what the loader reads',
+  TOO_DEEP: 'descriptors nest deeper than the loader follows',
 } as const);
 
 export type ConfigErrorCode = keyof typeof CONFIG_ERROR_CODES;

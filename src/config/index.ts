@@ -11,3 +11,4 @@ export {
 export { UNITS, UNIT_SECONDS, parseUnit, type Unit } from './units';
 export type * from './types';
 export type * from './document';
+export { MAX_DESCRIPTOR_DEPTH } from './document';

@@ -199,3 +199,97 @@ it('understands upstream responses, ACKs, NACKs with the last good version, and 
     await provider.stop();
   }
 });
+
+it('NACKs an update whose handling throws, and goes on with the next one', async () => {
+  const settings = loadSettings({
+    CONFIG_TYPE: 'GRPC_XDS_SOTW',
+    CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+  }).config.source as XdsSourceSettings;
+  const at = streams.length;
+  let snapshots = 0;
+  const provider = new XdsConfigProvider({
+    settings,
+    compile: { stats: new StatsStore(), mergeDomainConfig: false, sanitizeDots: false },
+    logger: silentLogger,
+  });
+  await provider.start({
+    onSnapshot: () => {
+      snapshots += 1;
+      if (snapshots === 1) throw new Error('a listener that breaks');
+    },
+    onRejected: () => undefined,
+  });
+  try {
+    await eventually(() => requests[at]?.length === 1, { what: 'the first request' });
+    const respond = (version: string, nonce: string): void => {
+      streams[at]?.write({
+        version_info: version,
+        type_url: TYPE_URL,
+        nonce,
+        resources: [{ type_url: TYPE_URL, value: Buffer.from(rateLimitConfig('c', 'edge', 2)) }],
+      });
+    };
+    respond('v1', 'n1');
+    await eventually(() => requests[at]?.length === 2, { what: 'the NACK' });
+    expect(requests[at]?.[1]).toMatchObject({
+      response_nonce: 'n1',
+      error_detail: { code: 3, message: 'the update could not be applied: a listener that breaks' },
+    });
+    respond('v2', 'n2');
+    await eventually(() => requests[at]?.length === 3, { what: 'the ACK' });
+    expect(requests[at]?.[2]).toMatchObject({ version_info: 'v2', response_nonce: 'n2' });
+    expect(requests[at]?.[2]?.error_detail).toBeUndefined();
+  } finally {
+    await provider.stop();
+  }
+});
+
+it('refuses a resource whose descriptors nest deeper than 64 levels, without a crash', async () => {
+  const settings = loadSettings({
+    CONFIG_TYPE: 'GRPC_XDS_SOTW',
+    CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+  }).config.source as XdsSourceSettings;
+  const at = streams.length;
+  const rejections: (readonly ConfigError[])[] = [];
+  const provider = new XdsConfigProvider({
+    settings,
+    compile: { stats: new StatsStore(), mergeDomainConfig: false, sanitizeDots: false },
+    logger: silentLogger,
+  });
+  await provider.start({ onSnapshot: () => undefined, onRejected: (e) => rejections.push(e) });
+  try {
+    await eventually(() => requests[at]?.length === 1, { what: 'the first request' });
+    // descriptors (3) { key (1), descriptors (4) { ... } }, 2,000 levels deep.
+    let descriptor = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string('k')
+      .finish();
+    for (let i = 0; i < 2000; i++) {
+      descriptor = protobuf.Writer.create()
+        .uint32((1 << 3) | 2)
+        .string('k')
+        .uint32((4 << 3) | 2)
+        .bytes(descriptor)
+        .finish();
+    }
+    const config = protobuf.Writer.create()
+      .uint32((2 << 3) | 2)
+      .string('deep')
+      .uint32((3 << 3) | 2)
+      .bytes(descriptor)
+      .finish();
+    streams[at]?.write({
+      version_info: 'v1',
+      type_url: TYPE_URL,
+      nonce: 'n1',
+      resources: [{ type_url: TYPE_URL, value: Buffer.from(config) }],
+    });
+    await eventually(() => requests[at]?.length === 2, { what: 'the NACK' });
+    expect(requests[at]?.[1]?.error_detail?.message).toMatch(
+      /descriptors nest deeper than 64 levels|cannot decode a RateLimitConfig/,
+    );
+    expect(rejections).toHaveLength(1);
+  } finally {
+    await provider.stop();
+  }
+});
