@@ -153,7 +153,7 @@ export class YamlReader {
     if (!isAlias(node)) return node as YamlNode;
     let target = this.aliasTargets.get(node);
     if (target === undefined) {
-      target = (node.resolve(this.doc)) ?? null;
+      target = node.resolve(this.doc) ?? null;
       this.aliasTargets.set(node, target);
     }
     return target;

@@ -11,6 +11,15 @@ export interface PipelineOp {
   fail(err: unknown): void;
 }
 
+/** One op's replies; an op that throws on them fails alone, and the others still settle. */
+function settleOne(op: PipelineOp | undefined, replies: readonly [Error | null, unknown][]): void {
+  try {
+    op?.settle(replies);
+  } catch (err: unknown) {
+    op?.fail(err);
+  }
+}
+
 /**
  * With a window of 0 the queue is written once per event-loop turn (no added wait); with a
  * window above 0 it is written at most that often, trading latency for fewer writes.
@@ -50,7 +59,7 @@ export class PipelineBatcher {
           let at = 0;
           for (let i = 0; i < ops.length; i++) {
             const count = counts[i] ?? 0;
-            ops[i]?.settle(replies.slice(at, at + count));
+            settleOne(ops[i], replies.slice(at, at + count));
             at += count;
           }
         },

@@ -9,15 +9,32 @@ import { StoreError } from '../errors';
 import { PipelineBatcher, type PipelineOp } from './batcher';
 import { connectWithBackoff, createClient, describeInstance } from './connection';
 
-/** Subtracts, floors at 0 and refreshes the expiry in one step; a missing key stays missing. */
+/**
+ * Subtracts, floors at 0 and refreshes the expiry in one step; a missing key stays missing.
+ * DECRBY keeps the arithmetic in Redis's integers: Lua's numbers are doubles, and a large
+ * value written back from one ("9.2233720368548e+18") would make every later INCRBY fail.
+ */
 const DECREMENT_FLOORED = `
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local value = tonumber(current) - tonumber(ARGV[1])
-if value < 0 then value = 0 end
-redis.call('SET', KEYS[1], value, 'EX', ARGV[2])
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local value = redis.call('DECRBY', KEYS[1], ARGV[1])
+if value < 0 then
+  redis.call('SET', KEYS[1], 0, 'EX', ARGV[2])
+  return 0
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
 return value
 `;
+
+/**
+ * What a counter pushed past int64 reads as. INCRBY refuses to overflow and leaves the key
+ * as it is, so the key is certainly over any limit (limits are 32-bit): the request is
+ * answered OVER_LIMIT until the key expires, instead of failing every call on it.
+ */
+const SATURATED = 2 ** 63;
+
+function isOverflow(err: Error): boolean {
+  return err.message.includes('increment or decrement would overflow');
+}
 
 type RedisWithScript = Redis & {
   decrementFloored(key: string, hits: number, ttlSeconds: number): Promise<number>;
@@ -81,8 +98,12 @@ class IncrementOp implements PipelineOp {
         return;
       }
       if (reply[0] !== null) {
-        this.reject(storeError(reply[0]));
-        return;
+        if (!isOverflow(reply[0])) {
+          this.reject(storeError(reply[0]));
+          return;
+        }
+        this.values[i] = SATURATED;
+        continue;
       }
       this.values[i] = asNumber(reply[1]);
     }
