@@ -1,8 +1,8 @@
 // Three projects. `unit` needs nothing but Node (`npm run test:unit`): unit suites and the
 // contract suites on the memory backend. `backends` runs the contract suites against real
-// servers (redis-server; `npm run test:backends`). `integration` starts the built service as
-// a process (`npm run test:integration`). `npm test` runs all three; a suite whose server is
-// missing fails, naming it, rather than being skipped.
+// servers (redis-server, memcached; `npm run test:backends`). `integration` starts the built
+// service as a process (`npm run test:integration`). `npm test` runs all three; a suite whose
+// server is missing fails, naming it, rather than being skipped.
 // ts-jest only transpiles (tsconfig has isolatedModules): `npm run lint` type-checks everything.
 // It is pure JavaScript, unlike swc, whose platform binaries the registry here does not all have.
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };

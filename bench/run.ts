@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LoadOptions, LoadResult } from './load';
+import { startMemcached, type BenchBackend } from './memcached';
 import {
   HAS_TASKSET,
   canConnect,
@@ -35,7 +36,8 @@ interface Measurement {
   readonly latencyMs: LoadResult['latencyMs'];
   readonly serverCpu: number;
   readonly loadCpu: number;
-  readonly redisCpu: number | undefined;
+  /** CPU of the scenario's backend process (redis-server or memcached). */
+  readonly backendCpu: number | undefined;
   readonly peakRssMiB: number;
   readonly unexpected: number;
   readonly outcomes: Record<string, number>;
@@ -72,8 +74,9 @@ function serviceEnv(
     GRPC_PORT: String(ports.grpc),
     DEBUG_HOST: '127.0.0.1',
     DEBUG_PORT: String(ports.debug),
-    BACKEND_TYPE: scenario.backend === 'memory' ? 'memory' : 'redis',
+    BACKEND_TYPE: scenario.backend === '-' ? 'redis' : scenario.backend,
     REDIS_URL: `127.0.0.1:${ports.redis}`,
+    MEMCACHE_HOST_PORT: `127.0.0.1:${ports.memcached}`,
     RUNTIME_ROOT: work,
     RUNTIME_SUBDIRECTORY: '',
     RUNTIME_APPDIRECTORY: 'config',
@@ -86,16 +89,24 @@ function serviceEnv(
   };
 }
 
+/** The backend processes every scenario may count in. */
+interface Backends {
+  readonly redis: { readonly port: number; readonly pid: number | undefined };
+  /** Started only when a chosen scenario counts in memcached. */
+  readonly memcached: BenchBackend | undefined;
+}
+
 async function startServer(
   scenario: Scenario,
-  redisPort: number,
+  backends: Backends,
   work: string,
 ): Promise<{ child: ChildProcess; port: number; pids: () => number[] }> {
   const ports = {
     http: await freePort(),
     grpc: await freePort(),
     debug: await freePort(),
-    redis: redisPort,
+    redis: backends.redis.port,
+    memcached: backends.memcached?.port ?? 0,
   };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
   const cores =
@@ -123,12 +134,10 @@ async function startServer(
   return { child, port, pids };
 }
 
-async function measure(
-  scenario: Scenario,
-  redis: { port: number; pid: number | undefined },
-  work: string,
-): Promise<Measurement> {
-  const server = await startServer(scenario, redis.port, work);
+async function measure(scenario: Scenario, backends: Backends, work: string): Promise<Measurement> {
+  const redis = backends.redis;
+  const backendPid = scenario.backend === 'memcache' ? backends.memcached?.pid : redis.pid;
+  const server = await startServer(scenario, backends, work);
   try {
     const options: LoadOptions = {
       kind: scenario.kind,
@@ -156,13 +165,13 @@ async function measure(
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     const pids = server.pids();
     const cpu0 = pids.map(cpuSeconds);
-    const redis0 = cpuSeconds(redis.pid);
+    const backend0 = cpuSeconds(backendPid);
     const commands0 = redisCommands(redis.port);
     const started = Date.now();
     await exited;
     const elapsed = (Date.now() - started) / 1000;
     const serverCpu = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0);
-    const redisCpu = cpuSeconds(redis.pid) - redis0;
+    const backendCpu = cpuSeconds(backendPid) - backend0;
     const commands = redisCommands(redis.port) - commands0;
     const result = JSON.parse(loadOutput().trim().split('\n').pop() ?? '{}') as LoadResult;
     const expected = result.outcomes[scenario.expect] ?? 0;
@@ -171,7 +180,10 @@ async function measure(
       latencyMs: result.latencyMs,
       serverCpu: serverCpu / elapsed,
       loadCpu: result.cpuSeconds / (result.durationMs / 1000),
-      redisCpu: scenario.backend === 'redis' ? redisCpu / elapsed : undefined,
+      backendCpu:
+        scenario.backend === 'redis' || scenario.backend === 'memcache'
+          ? backendCpu / elapsed
+          : undefined,
       peakRssMiB: pids.reduce((sum, pid) => sum + peakRssMiB(pid), 0),
       unexpected: result.completed - expected,
       outcomes: result.outcomes,
@@ -212,7 +224,7 @@ function table(rows: readonly Row[]): string {
     'p99 ms',
     'max ms',
     'server CPU',
-    'redis CPU',
+    'backend CPU',
     'load CPU',
     'redis cmds/answer',
     'RSS MiB',
@@ -228,7 +240,7 @@ function table(rows: readonly Row[]): string {
     f(m.latencyMs.p99),
     f(m.latencyMs.max, 1),
     f(m.serverCpu),
-    f(m.redisCpu),
+    f(m.backendCpu),
     f(m.loadCpu),
     f(m.redisCommandsPerAnswer),
     m.peakRssMiB.toFixed(0),
@@ -314,6 +326,9 @@ async function main(): Promise<void> {
   const scenarios = SCENARIOS.filter(
     (s) => ONLY === undefined || s.server === 'noop' || s.name.includes(ONLY),
   );
+  const memcached = scenarios.some((s) => s.backend === 'memcache')
+    ? await startMemcached(CORES.redis)
+    : undefined;
   try {
     await waitFor(
       () => {
@@ -325,7 +340,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
         (HAS_TASKSET
-          ? `server on core ${CORES.server} (${CORES.serverPair} for the two-core rows), load generator on ${CORES.load}, redis on ${CORES.redis}\n`
+          ? `server on core ${CORES.server} (${CORES.serverPair} for the two-core rows), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
           : 'taskset missing: nothing pinned\n'),
     );
     const measured = new Map<string, Measurement[]>();
@@ -334,7 +349,11 @@ async function main(): Promise<void> {
       const thisRound = new Map<string, Measurement>();
       for (const scenario of scenarios) {
         execFileSync('redis-cli', ['-p', String(redisPort), 'flushall'], { stdio: 'ignore' });
-        const m = await measure(scenario, { port: redisPort, pid: redis.pid }, work);
+        const m = await measure(
+          scenario,
+          { redis: { port: redisPort, pid: redis.pid }, memcached },
+          work,
+        );
         thisRound.set(scenario.name, m);
         measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
         const ceiling =
@@ -396,6 +415,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\nresults: ${path.relative(process.cwd(), file)}\n`);
   } finally {
     await stop(redis);
+    if (memcached !== undefined) await stop(memcached.child);
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -23,7 +23,7 @@ export interface Scenario {
   readonly name: string;
   readonly kind: Kind;
   readonly server: 'noop' | 'service';
-  readonly backend: 'redis' | 'memory' | '-';
+  readonly backend: 'redis' | 'memcache' | 'memory' | '-';
   readonly concurrency: number;
   /** WORKERS for the service; above 1 the server gets two cores. */
   readonly workers: number;
@@ -105,6 +105,15 @@ export const SCENARIOS: readonly Scenario[] = [
     expect: 'OVER_LIMIT',
     env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576' },
   }),
+  scenario({ name: 'memcached, 1 descriptor', backend: 'memcache', bodies: one }),
+  scenario({
+    name: 'memcached, 1 descriptor @16',
+    backend: 'memcache',
+    concurrency: 16,
+    bodies: one,
+  }),
+  scenario({ name: 'memcached, 3 descriptors', backend: 'memcache', bodies: three }),
+  scenario({ name: 'memcached, 10,000 distinct keys', backend: 'memcache', bodies: distinct }),
   scenario({ name: 'memory, 1 descriptor', backend: 'memory', bodies: one }),
   scenario({ name: 'memory, 1 descriptor @16', backend: 'memory', concurrency: 16, bodies: one }),
   scenario({

@@ -53,11 +53,6 @@ function redisRows(prefix: 'REDIS_' | 'REDIS_PERSECOND_'): NotBuilt[] {
  * settings are parsed and validated either way.
  */
 export const NOT_BUILT: readonly NotBuilt[] = [
-  {
-    setting: 'BACKEND_TYPE',
-    asked: (raw) => (raw.backend.BACKEND_TYPE === 'memcache' ? 'memcache' : undefined),
-    capability: 'the memcached backend',
-  },
   ...redisRows('REDIS_'),
   ...redisRows('REDIS_PERSECOND_'),
   {

@@ -179,6 +179,8 @@ export interface MemcacheBackendSettings {
   readonly srv: string | undefined;
   readonly srvRefreshMs: number;
   readonly maxIdleConns: number;
+  /** How long a request waits for its server, connecting included (MEMCACHE_TIMEOUT). */
+  readonly timeoutMs: number;
   readonly tls: ClientTlsSettings | undefined;
 }
 

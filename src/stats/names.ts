@@ -25,6 +25,8 @@ export const STAT = Object.freeze({
   localCache: (name: string) => `ratelimit.localcache.${name}`,
   /** Connection statistics of a Redis instance: `redis_pool` or `redis_per_second_pool`. */
   redisPool: (pool: string, name: string) => `ratelimit.${pool}.${name}`,
+  /** The memcached store's operations, under the reference's `memcache` scope. */
+  memcache: (name: string) => `ratelimit.memcache.${name}`,
   domainNotFound: (domain: string) => `${RULE_SCOPE}.${sanitizeStatName(domain)}.domain_not_found`,
   /** The file loader's own statistics, named as the reference's runtime loader reports them. */
   runtimeLoadAttempts: 'runtime.load_attempts',

@@ -2,6 +2,7 @@
 import type { BackendSettings } from '../settings';
 import { STAT } from '../stats';
 import type { CounterStore } from './counter-store';
+import { MemcachedCounterStore } from './memcached/memcached-store';
 import { MemoryCounterStore } from './memory/memory-store';
 import { openRedisStore } from './redis/open-redis-store';
 import type { StoreDeps } from './store-deps';
@@ -36,9 +37,8 @@ export const STORE_OPENERS: StoreOpeners = {
     );
   },
   redis: openRedisStore,
-  // Settings refuse BACKEND_TYPE=memcache until the backend lands (settings/not-built.ts).
-  memcache: () =>
-    Promise.reject(new Error('the memcached backend is not available in this version')),
+  memcache: (settings, deps) =>
+    MemcachedCounterStore.open(settings, { logger: deps.logger, stats: deps.stats }),
 };
 
 /** Opens the store of `settings.type`; resolves once it is ready for requests. */

@@ -33,7 +33,7 @@ export function counterStoreBehaviour(name: string, make: () => Promise<StoreFix
       expect(await f.rawValue(b)).toBe(5);
     });
 
-    it('sets the expiry on every increment', async () => {
+    it('sets the expiry on every increment, or at creation where the backend does so', async () => {
       const a = key();
       await f.store.increment([
         { key: a, hits: 1, ttlSeconds: 60, isPerSecond: false, isNegative: false },
@@ -43,7 +43,12 @@ export function counterStoreBehaviour(name: string, make: () => Promise<StoreFix
       await f.store.increment([
         { key: a, hits: 1, ttlSeconds: 3600, isPerSecond: false, isNegative: false },
       ]);
-      expect(await f.ttlSeconds(a)).toBeGreaterThan(3500);
+      if (f.expirySetOn === 'every-increment') {
+        expect(await f.ttlSeconds(a)).toBeGreaterThan(3500);
+      } else {
+        // The reference's memcached backend sets the expiry only when it adds the key.
+        expect(await f.ttlSeconds(a)).toBeLessThanOrEqual(60);
+      }
     });
 
     it('counts 0 hits without changing the value', async () => {

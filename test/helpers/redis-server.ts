@@ -1,11 +1,12 @@
 // A real redis-server on a loopback port, started and stopped by process id. redis-server
 // cannot report a port it picked, so the port is chosen free and a bind that loses the race
 // to another process is retried on another port, a bounded number of times.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { killAndWait, spawnServer } from './child-process';
 import { eventually } from './eventually';
 import { unusedPort } from './ports';
 
@@ -88,26 +89,8 @@ export class RedisServer {
 
   /** Starts redis-server and waits until it answers PING, or until it exits. */
   private async launch(): Promise<Launch> {
-    const child = spawn('redis-server', this.args(), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, output, closed } = await spawnServer('redis-server', this.args());
     this.process = child;
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const closed = new Promise<void>((resolve) => {
-      child.once('close', () => {
-        resolve();
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', (err) => {
-        reject(
-          new Error(
-            `cannot start redis-server (is it installed? .ci/run installs it): ${err.message}`,
-          ),
-        );
-      });
-    });
     const state = await eventually(
       async () => {
         if (hasExited(child)) return 'exited';
@@ -118,7 +101,7 @@ export class RedisServer {
     if (state === 'serving') return { ok: true };
     await closed;
     this.process = undefined;
-    return { ok: false, output };
+    return { ok: false, output: output() };
   }
 
   /** Whether this server answers PING; a time limit, as another program may hold the port. */
@@ -157,13 +140,7 @@ export class RedisServer {
   async stop(): Promise<void> {
     const child = this.process;
     this.process = undefined;
-    if (child === undefined || hasExited(child)) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => {
-        resolve();
-      });
-      child.kill('SIGKILL');
-    });
+    await killAndWait(child);
   }
 
   /** Starts the server again on the same port, empty. */

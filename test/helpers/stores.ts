@@ -2,7 +2,14 @@
 import { ManualClock } from '../../src/lib/clock';
 import { silentLogger } from '../../src/lib/logger';
 import { loadSettings, type RedisBackendSettings } from '../../src/settings';
-import { MemoryCounterStore, RedisCounterStore, type CounterStore } from '../../src/store';
+import {
+  MemcachedCounterStore,
+  MemoryCounterStore,
+  RedisCounterStore,
+  type CounterStore,
+} from '../../src/store';
+import type { MemcachedServer } from './memcached-server';
+import { memcacheSettings } from './memcached-settings';
 import type { RedisServer } from './redis-server';
 
 /** A store under test and what the suite needs to inspect it. */
@@ -14,6 +21,11 @@ export interface StoreFixture {
   /** Seconds to live of a key, or undefined when absent or without expiry. */
   ttlSeconds(key: string): Promise<number | undefined>;
   close(): Promise<void>;
+  /**
+   * When the backend sets a key's expiry: on every increment (Redis, memory), or only when
+   * the key is created (memcached, as the reference's memcached backend does).
+   */
+  readonly expirySetOn: 'every-increment' | 'creation';
 }
 
 export function redisSettings(env: Record<string, string>): RedisBackendSettings {
@@ -45,6 +57,7 @@ export function memoryFixture(
       );
     },
     close: () => store.close(),
+    expirySetOn: 'every-increment',
   };
 }
 
@@ -72,5 +85,43 @@ export async function redisFixture(
       await store.close();
       client.disconnect();
     },
+    expirySetOn: 'every-increment',
+  };
+}
+
+/** The memcached store over real servers; values are read from whichever server holds them. */
+export async function memcachedFixture(
+  servers: readonly MemcachedServer[],
+  env: Record<string, string> = {},
+): Promise<StoreFixture & { store: MemcachedCounterStore }> {
+  const store = await MemcachedCounterStore.open(
+    memcacheSettings({
+      MEMCACHE_HOST_PORT: servers.map((s) => s.address).join(','),
+      // Generous, so a loaded machine does not fail a call; the timeout has its own test.
+      MEMCACHE_TIMEOUT: '5s',
+      ...env,
+    }),
+    { logger: silentLogger },
+  );
+  const find = async (key: string): Promise<{ value: string; ttlSeconds: number } | undefined> => {
+    for (const server of servers) {
+      const item = await server.item(key);
+      if (item !== undefined) return item;
+    }
+    return undefined;
+  };
+  return {
+    name: 'memcached',
+    store,
+    rawValue: async (key) => {
+      const item = await find(key);
+      return item === undefined ? undefined : Number(item.value);
+    },
+    ttlSeconds: async (key) => {
+      const item = await find(key);
+      return item === undefined || item.ttlSeconds < 0 ? undefined : item.ttlSeconds;
+    },
+    close: () => store.close(),
+    expirySetOn: 'creation',
   };
 }

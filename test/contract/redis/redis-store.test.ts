@@ -1,8 +1,9 @@
 // Redis-only behaviour of the counter store: pipeline windows, timeouts, read-only replicas.
 import { silentLogger } from '../../../src/lib/logger';
-import { RedisCounterStore, StoreError } from '../../../src/store';
+import { RedisCounterStore } from '../../../src/store';
 import { eventually } from '../../helpers/eventually';
 import { RedisServer } from '../../helpers/redis-server';
+import { inc, rejection } from '../../helpers/store-calls';
 import { redisFixture, redisSettings } from '../../helpers/stores';
 
 let redis: RedisServer;
@@ -15,24 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis.destroy();
 });
-
-const inc = (key: string, hits = 1) => ({
-  key,
-  hits,
-  ttlSeconds: 60,
-  isPerSecond: false,
-  isNegative: false,
-});
-
-async function rejection(promise: Promise<unknown>): Promise<StoreError> {
-  try {
-    await promise;
-  } catch (err: unknown) {
-    if (err instanceof StoreError) return err;
-    throw err;
-  }
-  throw new Error('expected a StoreError');
-}
 
 it('batches concurrent requests within REDIS_PIPELINE_WINDOW and answers each correctly', async () => {
   const f = await redisFixture(redis, { REDIS_PIPELINE_WINDOW: '5ms' });

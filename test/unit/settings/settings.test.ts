@@ -156,9 +156,15 @@ describe('aliases', () => {
   });
 
   it('accepts BACKEND_TYPE altcache as memcache', () => {
-    expect(problems({ BACKEND_TYPE: 'altcache', MEMCACHE_HOST_PORT: 'h:1' })[0]).toContain(
-      'the memcached backend',
-    );
+    expect(loadSettings({ BACKEND_TYPE: 'altcache', ALTCACHE_HOST_PORT: 'h:1' }).backend).toEqual({
+      type: 'memcache',
+      hostPorts: ['h:1'],
+      srv: undefined,
+      srvRefreshMs: 0,
+      maxIdleConns: 2,
+      timeoutMs: 500,
+      tls: undefined,
+    });
   });
 
   it('covers every setting of the spec', () => {
@@ -411,10 +417,6 @@ describe('refusals name the setting, the value and what is accepted', () => {
 
 describe('capabilities not built yet are refused, never ignored', () => {
   it.each([
-    [
-      { BACKEND_TYPE: 'memcache', MEMCACHE_HOST_PORT: 'h:1' },
-      'BACKEND_TYPE: "memcache" asks for the memcached backend',
-    ],
     [
       { REDIS_TYPE: 'cluster', REDIS_URL: 'a:1,b:2' },
       'REDIS_TYPE: "cluster" asks for Redis sentinel and cluster modes',

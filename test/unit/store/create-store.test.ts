@@ -3,7 +3,13 @@ import { ManualClock } from '../../../src/lib/clock';
 import { silentLogger } from '../../../src/lib/logger';
 import { loadSettings, type BackendSettings } from '../../../src/settings';
 import { StatsStore } from '../../../src/stats';
-import { createStore, MemoryCounterStore, STORE_OPENERS, type StoreDeps } from '../../../src/store';
+import {
+  createStore,
+  MemcachedCounterStore,
+  MemoryCounterStore,
+  STORE_OPENERS,
+  type StoreDeps,
+} from '../../../src/store';
 
 function deps(reportHealth: (isConnected: boolean) => void = () => undefined): StoreDeps {
   return { clock: new ManualClock(0), logger: silentLogger, stats: new StatsStore(), reportHealth };
@@ -37,19 +43,16 @@ describe('createStore', () => {
     expect(Object.keys(STORE_OPENERS).sort()).toEqual(Object.keys(types).sort());
   });
 
-  it('refuses memcache until its backend lands, as the settings do', async () => {
-    await expect(
-      createStore(
-        {
-          type: 'memcache',
-          hostPorts: ['h:1'],
-          srv: undefined,
-          srvRefreshMs: 0,
-          maxIdleConns: 2,
-          tls: undefined,
-        },
-        deps(),
-      ),
-    ).rejects.toThrow('the memcached backend is not available in this version');
+  it('opens the memcached store for BACKEND_TYPE=memcache, connecting on first use', async () => {
+    const store = await createStore(
+      loadSettings({ BACKEND_TYPE: 'memcache', MEMCACHE_HOST_PORT: '127.0.0.1:1' }).backend,
+      deps(),
+    );
+    try {
+      expect(store).toBeInstanceOf(MemcachedCounterStore);
+      expect(store.backend).toBe('memcache');
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -1,0 +1,245 @@
+// Counters in memcached, on the servers and under the keys the reference uses, so both can share them.
+import { describeError } from '../../lib/errors';
+import { systemClock, type Clock } from '../../lib/clock';
+import type { Logger } from '../../lib/logger';
+import type { MemcacheBackendSettings } from '../../settings';
+import { STAT, type Counter } from '../../stats';
+import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+import { StoreError } from '../errors';
+import { MemcachedIoError } from './connection';
+import { unstorableKeyReason } from './key-rules';
+import { ServerList } from './server-list';
+import { MemcachedReplyError, type ServerSet } from './server-set';
+import { dnsSrvResolver, type SrvResolver } from './srv';
+import { memcachedTlsOptions } from './tls-options';
+
+/** memcached reads an expiry above 30 days as a Unix time, not as seconds from now. */
+const MAX_RELATIVE_EXPIRY_SECONDS = 60 * 60 * 24 * 30;
+
+/** Where the store counts its own operations: the reference's `ratelimit.memcache.*` names. */
+export interface MemcacheStatsSource {
+  counter(name: string): Counter;
+}
+
+export interface MemcachedStoreOptions {
+  readonly logger: Logger;
+  readonly stats?: MemcacheStatsSource;
+  /** Wall clock in the servers' time domain, for expiries over 30 days; the system clock. */
+  readonly clock?: Clock;
+  /** SRV lookups; DNS unless a test injects another. */
+  readonly resolver?: SrvResolver;
+}
+
+interface OpCounters {
+  readonly success: Counter | undefined;
+  readonly error: Counter | undefined;
+}
+
+function storeError(err: unknown, server: string | undefined): StoreError {
+  if (err instanceof StoreError) return err;
+  const where = server === undefined ? '' : `${server}: `;
+  // A reply (a stored value that is not a number ...) is not cured by retrying; the rest may be.
+  const isTransient = !(err instanceof MemcachedReplyError);
+  const message = err instanceof MemcachedIoError ? err.message : describeError(err);
+  return new StoreError('memcache', `${where}${message}`, isTransient, { cause: err });
+}
+
+export class MemcachedCounterStore implements CounterStore {
+  readonly backend = 'memcache' as const;
+  private readonly listeners: ((isConnected: boolean) => void)[] = [];
+  private lastConnected = true;
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly counters: {
+    readonly increment: OpCounters;
+    readonly decrement: OpCounters;
+    readonly multiget: OpCounters;
+    readonly keysRequested: Counter | undefined;
+    readonly keysFound: Counter | undefined;
+    readonly keyRefused: Counter | undefined;
+  };
+
+  private constructor(
+    private servers: ServerList | undefined,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    stats: MemcacheStatsSource | undefined,
+  ) {
+    const counter = (name: string): Counter | undefined => stats?.counter(STAT.memcache(name));
+    const op = (name: string): OpCounters => ({
+      success: counter(`${name}.__code=success`),
+      error: counter(`${name}.__code=error`),
+    });
+    this.counters = {
+      increment: op('increment'),
+      decrement: op('decrement'),
+      multiget: op('multiget'),
+      keysRequested: counter('keys_requested'),
+      keysFound: counter('keys_found'),
+      keyRefused: counter('key_refused'),
+    };
+  }
+
+  /**
+   * Resolves MEMCACHE_SRV (when set) and prepares the connections, which open on first use.
+   * Rejects with a StoreError when the SRV name does not resolve, or a SettingsError when a
+   * TLS file cannot be read.
+   */
+  static async open(
+    settings: MemcacheBackendSettings,
+    options: MemcachedStoreOptions,
+  ): Promise<MemcachedCounterStore> {
+    const store = new MemcachedCounterStore(
+      undefined,
+      options.clock ?? systemClock,
+      options.logger,
+      options.stats,
+    );
+    const tls = settings.tls === undefined ? undefined : memcachedTlsOptions(settings.tls);
+    try {
+      store.servers = await ServerList.open({
+        hostPorts: settings.hostPorts,
+        srv: settings.srv,
+        srvRefreshMs: settings.srvRefreshMs,
+        // As the reference's client: less than one means its default of 2.
+        connectionsPerServer: settings.maxIdleConns > 0 ? settings.maxIdleConns : 2,
+        timeoutMs: settings.timeoutMs,
+        tls,
+        resolver: options.resolver ?? dnsSrvResolver,
+        logger: options.logger,
+        onStateChange: () => {
+          store.connectionChanged();
+        },
+      });
+    } catch (err: unknown) {
+      throw new StoreError(
+        'memcache',
+        `cannot find the memcached servers of MEMCACHE_SRV ${settings.srv ?? ''}: ${describeError(err)}`,
+        true,
+        { cause: err },
+      );
+    }
+    return store;
+  }
+
+  /** The server list in use; for tests and the refresh it owns. */
+  get serverList(): ServerList {
+    if (this.servers === undefined) throw new Error('the memcached store is not open');
+    return this.servers;
+  }
+
+  private connectionChanged(): void {
+    const now = this.isConnected();
+    if (now === this.lastConnected) return;
+    this.lastConnected = now;
+    if (!now)
+      this.logger.error('a memcached server stopped answering; its keys fail until it is back');
+    else this.logger.info('every memcached server answers again');
+    for (const listener of this.listeners) listener(now);
+  }
+
+  /** A StoreError for the first key memcached cannot store; such a request sends nothing. */
+  private refuseUnstorable(keys: readonly { readonly key: string }[]): StoreError | undefined {
+    for (const { key } of keys) {
+      const reason = unstorableKeyReason(key);
+      if (reason === undefined) continue;
+      this.counters.keyRefused?.inc();
+      const shown = key.length > 80 ? `${key.slice(0, 80)}...` : key;
+      return new StoreError('memcache', `key ${JSON.stringify(shown)} ${reason}`, false);
+    }
+    return undefined;
+  }
+
+  /** Seconds as memcached reads them: relative up to 30 days, a Unix time beyond. */
+  private expiryFor(ttlSeconds: number): number {
+    if (ttlSeconds <= MAX_RELATIVE_EXPIRY_SECONDS) return ttlSeconds;
+    return Math.floor(this.clock.nowMs() / 1000) + ttlSeconds;
+  }
+
+  private async counted<T>(
+    work: Promise<T>,
+    op: OpCounters,
+    server: string | undefined,
+  ): Promise<T> {
+    try {
+      const value = await work;
+      op.success?.inc();
+      return value;
+    } catch (err: unknown) {
+      op.error?.inc();
+      throw storeError(err, server);
+    }
+  }
+
+  private apply(set: ServerSet, item: CounterIncrement): Promise<number> {
+    const server = set.poolFor(item.key)?.address;
+    if (item.isNegative) {
+      return this.counted(set.decrement(item.key, item.hits), this.counters.decrement, server);
+    }
+    return this.counted(
+      set.increment(item.key, item.hits, this.expiryFor(item.ttlSeconds)),
+      this.counters.increment,
+      server,
+    );
+  }
+
+  /**
+   * Each key is created with its hits and expiry, or incremented, in one atomic step on its
+   * server; negative hits subtract and floor at 0. Rejects with a StoreError.
+   */
+  increment(batch: readonly CounterIncrement[]): Promise<number[]> {
+    const refused = this.refuseUnstorable(batch);
+    if (refused !== undefined) return Promise.reject(refused);
+    const set = this.serverList.current;
+    return this.tracked(Promise.all(batch.map((item) => this.apply(set, item))));
+  }
+
+  /** Current values, 0 for missing keys. Rejects with a StoreError. */
+  read(keys: readonly CounterRead[]): Promise<number[]> {
+    const refused = this.refuseUnstorable(keys);
+    if (refused !== undefined) return Promise.reject(refused);
+    const set = this.serverList.current;
+    this.counters.keysRequested?.add(keys.length);
+    const reads = Promise.all(
+      keys.map(async ({ key }) => {
+        try {
+          return await set.get(key);
+        } catch (err: unknown) {
+          throw storeError(err, set.poolFor(key)?.address);
+        }
+      }),
+    );
+    return this.tracked(
+      this.counted(reads, this.counters.multiget, undefined).then((values) => {
+        this.counters.keysFound?.add(values.filter((v) => v !== undefined).length);
+        return values.map((v) => v ?? 0);
+      }),
+    );
+  }
+
+  private async tracked<T>(work: Promise<T>): Promise<T> {
+    this.inFlight += 1;
+    try {
+      return await work;
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  /** False while any server of the current list has stopped answering. */
+  isConnected(): boolean {
+    return this.servers?.current.pools.every((p) => p.isUp) ?? false;
+  }
+
+  onConnectionChange(listener: (isConnected: boolean) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
+    this.servers?.close();
+  }
+}

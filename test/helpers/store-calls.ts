@@ -1,0 +1,18 @@
+// Small builders for direct CounterStore calls in the backend-specific suites.
+import { StoreError, type CounterIncrement } from '../../src/store';
+
+/** An increment of `hits` on `key` with a `ttlSeconds` expiry (not per-second, not negative). */
+export function inc(key: string, hits = 1, ttlSeconds = 60): CounterIncrement {
+  return { key, hits, ttlSeconds, isPerSecond: false, isNegative: false };
+}
+
+/** The StoreError `promise` rejects with; throws when it resolves or rejects otherwise. */
+export async function rejection(promise: Promise<unknown>): Promise<StoreError> {
+  try {
+    await promise;
+  } catch (err: unknown) {
+    if (err instanceof StoreError) return err;
+    throw err;
+  }
+  throw new Error('expected a StoreError');
+}

@@ -1,0 +1,84 @@
+// The memcached store's pure parts: key rules, the checksum, SRV ordering and address parsing.
+import { parseHostPort } from '../../../src/store/memcached/address';
+import { MAX_KEY_BYTES, unstorableKeyReason } from '../../../src/store/memcached/key-rules';
+import {
+  crc32,
+  crc32Portable,
+  serverIndexFor,
+} from '../../../src/store/memcached/server-selection';
+import { isSrvName, resolveServers, serverAddresses } from '../../../src/store/memcached/srv';
+
+describe('key rules', () => {
+  it('accepts what memcached stores, UTF-8 included', () => {
+    expect(unstorableKeyReason('domain_key_value_1700000000')).toBeUndefined();
+    expect(unstorableKeyReason('x'.repeat(MAX_KEY_BYTES))).toBeUndefined();
+    expect(unstorableKeyReason('d_k_été_1')).toBeUndefined();
+  });
+
+  it('counts bytes, not characters', () => {
+    // 125 two-byte characters are 250 bytes; one more is too many.
+    expect(unstorableKeyReason('é'.repeat(125))).toBeUndefined();
+    expect(unstorableKeyReason('é'.repeat(126))).toBe(
+      'is 252 bytes long; memcached keys are at most 250 bytes',
+    );
+  });
+
+  it.each([
+    ['a b', 'contains a space at position 1'],
+    ['a\nb', 'contains control character 0x0a at position 1'],
+    ['\u0000', 'contains control character 0x00 at position 0'],
+    ['a\u007f', 'contains control character 0x7f at position 1'],
+  ])('refuses %j', (key, start) => {
+    expect(unstorableKeyReason(key)).toBe(
+      `${start}; memcached keys may not contain spaces or control characters`,
+    );
+  });
+});
+
+describe('server selection', () => {
+  it('computes the same CRC-32 with and without zlib', () => {
+    for (const key of ['', 'a', '123456789', 'd_k_été_1', 'x'.repeat(300)]) {
+      expect({ key, crc: crc32Portable(key) }).toEqual({ key, crc: crc32(key) });
+    }
+    expect(crc32Portable('123456789')).toBe(0xcbf43926);
+  });
+
+  it('always picks the one server of a list of one', () => {
+    expect(serverIndexFor('a', 1)).toBe(0);
+    expect(serverIndexFor('a', 3)).toBe(3904355907 % 3);
+  });
+});
+
+describe('SRV answers', () => {
+  it("orders targets as the reference does: fully qualified, sorted as Go's sort.Strings", () => {
+    // Without the trailing dot "a.b:1" would sort after "a.b.c:1" (':' > '.'); with it, before.
+    expect(
+      serverAddresses([
+        { name: 'a.b.c', port: 1 },
+        { name: 'a.b', port: 1 },
+        { name: 'a.a.', port: 2 },
+      ]),
+    ).toEqual(['a.a.:2', 'a.b.:1', 'a.b.c.:1']);
+  });
+
+  it('reads names as _service._proto.name and refuses empty answers', async () => {
+    expect(isSrvName('_memcache._tcp.example.com')).toBe(true);
+    expect(isSrvName('memcache.example.com')).toBe(false);
+    await expect(resolveServers('_m._tcp.x', () => Promise.resolve([]))).rejects.toThrow(
+      'the SRV record _m._tcp.x lists no servers',
+    );
+    await expect(resolveServers('nope', () => Promise.resolve([]))).rejects.toThrow(
+      'could not parse nope to SRV parts',
+    );
+  });
+});
+
+describe('addresses', () => {
+  it('parses host:port, [ipv6]:port and resolved names with the root dot', () => {
+    expect(parseHostPort('cache:11211')).toEqual({ host: 'cache', port: 11211 });
+    expect(parseHostPort('[::1]:11211')).toEqual({ host: '::1', port: 11211 });
+    expect(parseHostPort('cache.ns.svc.:11211')).toEqual({ host: 'cache.ns.svc', port: 11211 });
+    expect(parseHostPort('cache')).toBeUndefined();
+    expect(parseHostPort('cache:0')).toBeUndefined();
+  });
+});
