@@ -1,6 +1,7 @@
 // The service's listeners (gRPC, HTTP, debug, the Prometheus scrape), opened and closed together.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
 import type { ConnectionLimits, LimitsSettings, ListenAddress, ServerSettings } from '../settings';
@@ -81,6 +82,10 @@ function listenHttp(server: http.Server, where: ListenAddress, what: string): Pr
   });
 }
 
+function refuseConnect(_req: http.IncomingMessage, socket: Duplex): void {
+  socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+}
+
 /** An HTTP server as an OpenListener; closing waits for requests in flight. */
 async function openHttp(
   server: http.Server,
@@ -88,6 +93,8 @@ async function openHttp(
   what: string,
   path = '',
 ): Promise<OpenListener> {
+  // Node closes a CONNECT request without a word unless someone listens: answer it instead.
+  server.on('connect', refuseConnect);
   const port = await listenHttp(server, where, what);
   return {
     port,

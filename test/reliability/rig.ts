@@ -108,6 +108,11 @@ const rls = (
 ).ShouldRateLimit;
 const serializer = rls.requestSerialize;
 
+/** A RateLimitRequest in proto-loader's shape, encoded (unframed). */
+export function encodeWireRequest(wire: unknown): Buffer {
+  return serializer(wire);
+}
+
 /** A decision as both transports report it. */
 export interface Decision {
   readonly overallCode: string;

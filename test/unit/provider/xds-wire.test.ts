@@ -1,41 +1,16 @@
 // The xDS client against a management server built from the upstream definitions that
 // @grpc/grpc-js-xds ships (as go-control-plane encodes them), resources encoded by field number.
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import type { ConfigError, ConfigSnapshot } from '../../../src/config';
 import { silentLogger } from '../../../src/lib/logger';
 import { XdsConfigProvider } from '../../../src/provider';
 import { loadSettings, type XdsSourceSettings } from '../../../src/settings';
 import { StatsStore } from '../../../src/stats';
+import { AdsServer, deepRateLimitConfig } from '../../helpers/ads-server';
 import { eventually } from '../../helpers/eventually';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const DEPS = path.join(ROOT, 'node_modules', '@grpc', 'grpc-js-xds', 'deps');
 const TYPE_URL = 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
-
-/** The upstream ADS service, with go-style field names. */
-function upstreamAds(): grpc.ServiceDefinition {
-  const definition = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: false,
-    includeDirs: [
-      ...['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => path.join(DEPS, d)),
-      path.join(ROOT, 'node_modules', 'protobufjs'),
-    ],
-  });
-  const root = grpc.loadPackageDefinition(definition) as unknown as {
-    envoy: {
-      service: {
-        discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } };
-      };
-    };
-  };
-  return root.envoy.service.discovery.v3.AggregatedDiscoveryService.service;
-}
 
 /** A RateLimitConfig written field by field, as go-control-plane's generated code encodes it. */
 function rateLimitConfig(name: string, domain: string, unit: number): Uint8Array {
@@ -73,47 +48,18 @@ function rateLimitConfig(name: string, domain: string, unit: number): Uint8Array
   return w.finish();
 }
 
-interface Request {
-  version_info?: string;
-  node?: { id?: string; user_agent_name?: string };
-  resource_names?: string[];
-  type_url?: string;
-  response_nonce?: string;
-  error_detail?: { code?: number; message?: string };
-}
-
-type Stream = grpc.ServerDuplexStream<Request, unknown>;
-
-let server: grpc.Server;
+let ads: AdsServer;
 let port: number;
-const streams: Stream[] = [];
-const requests: Request[][] = [];
+let streams: AdsServer['streams'];
+let requests: AdsServer['requests'];
 
 beforeAll(async () => {
-  server = new grpc.Server();
-  server.addService(upstreamAds(), {
-    StreamAggregatedResources: (call: Stream) => {
-      const received: Request[] = [];
-      streams.push(call);
-      requests.push(received);
-      call.on('data', (r: Request) => received.push(r));
-      call.on('error', () => undefined);
-    },
-  });
-  port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => {
-      if (err !== null) reject(err);
-      else resolve(p);
-    });
-  });
+  ads = await AdsServer.start();
+  ({ port, streams, requests } = ads);
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => {
-    server.tryShutdown(() => {
-      resolve();
-    });
-  });
+  await ads.close();
 });
 
 it('understands upstream responses, ACKs, NACKs with the last good version, and resumes from it', async () => {
@@ -259,25 +205,7 @@ it('refuses a resource whose descriptors nest deeper than 64 levels, without a c
   await provider.start({ onSnapshot: () => undefined, onRejected: (e) => rejections.push(e) });
   try {
     await eventually(() => requests[at]?.length === 1, { what: 'the first request' });
-    // descriptors (3) { key (1), descriptors (4) { ... } }, 2,000 levels deep.
-    let descriptor = protobuf.Writer.create()
-      .uint32((1 << 3) | 2)
-      .string('k')
-      .finish();
-    for (let i = 0; i < 2000; i++) {
-      descriptor = protobuf.Writer.create()
-        .uint32((1 << 3) | 2)
-        .string('k')
-        .uint32((4 << 3) | 2)
-        .bytes(descriptor)
-        .finish();
-    }
-    const config = protobuf.Writer.create()
-      .uint32((2 << 3) | 2)
-      .string('deep')
-      .uint32((3 << 3) | 2)
-      .bytes(descriptor)
-      .finish();
+    const config = deepRateLimitConfig('deep', 2000);
     streams[at]?.write({
       version_info: 'v1',
       type_url: TYPE_URL,
