@@ -46,7 +46,29 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'control-plane-sim/**/*.ts'],
+    files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'control-plane-sim/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // The pages' scripts run in the browser as they are (no build step): plain scripts, linted
+    // by the recommended rules without types, with the browser globals they use.
+    files: ['web/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'script',
+      parserOptions: { projectService: false },
+      // `ui` is web/common.js's, loaded before each page's script.
+      globals: Object.fromEntries(
+        ['document', 'fetch', 'Node', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'ui'].map(
+          (name) => [name, 'readonly'],
+        ),
+      ),
+    },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      strict: ['error', 'global'],
+      'no-undef': 'error',
+    },
+  },
+  { files: ['web/common.js'], languageOptions: { globals: { ui: 'off' } } },
 );

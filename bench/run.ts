@@ -1,14 +1,15 @@
 // `npm run bench`: the built service under load next to a no-op grpc-js server, every figure
 // also a ratio to that ceiling measured in the same round. Scenarios run round-robin, so a
 // slow spell of a shared machine lands on every scenario alike; the table shows medians.
-// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (a name fragment; the ceilings
-// always run), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS for the service under test only).
-import { execFileSync, type ChildProcess } from 'node:child_process';
+// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (a name fragment; the ceilings,
+// and the single-Redis baselines of chosen Redis modes, always run), BENCH_SERVER_NODE_OPTIONS
+// (NODE_OPTIONS for the service under test only).
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LoadOptions, LoadResult } from './load';
-import { startMemcached, type BenchBackend } from './memcached';
+import { median, modeRatios, table, targets, type Measurement, type Row } from './report';
 import {
   HAS_TASKSET,
   canConnect,
@@ -22,7 +23,8 @@ import {
   stop,
   waitFor,
 } from './processes';
-import { CONFIG, NAMES, SCENARIOS, type Scenario } from './scenarios';
+import { startDeployments, type Deployment } from './backends';
+import { CONFIG, SCENARIOS, isDeployed, type Scenario } from './scenarios';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '5');
@@ -31,38 +33,11 @@ const ONLY = process.env.BENCH_ONLY;
 const WARMUP_MS = 1000;
 const CORES = coreLayout();
 
-interface Measurement {
-  readonly answersPerSecond: number;
-  readonly latencyMs: LoadResult['latencyMs'];
-  readonly serverCpu: number;
-  readonly loadCpu: number;
-  /** CPU of the scenario's backend process (redis-server or memcached). */
-  readonly backendCpu: number | undefined;
-  readonly peakRssMiB: number;
-  readonly unexpected: number;
-  readonly outcomes: Record<string, number>;
-  /** Redis commands per answer during the measured window. */
-  readonly redisCommandsPerAnswer: number | undefined;
-}
-
-interface Row {
-  readonly scenario: Scenario;
-  readonly median: Measurement;
-  /** Median over rounds of (this scenario / its ceiling in the same round). */
-  readonly ratio: number | undefined;
-  readonly rounds: readonly Measurement[];
-}
-
-function redisCommands(port: number): number {
-  const text = execFileSync('redis-cli', ['-p', String(port), 'info', 'stats']).toString();
-  const match = /total_commands_processed:(\d+)/.exec(text);
-  return match === null ? 0 : Number(match[1]);
-}
-
 function serviceEnv(
   scenario: Scenario,
   ports: Record<string, number>,
   work: string,
+  redis: Deployment | undefined,
 ): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '',
@@ -74,9 +49,8 @@ function serviceEnv(
     GRPC_PORT: String(ports.grpc),
     DEBUG_HOST: '127.0.0.1',
     DEBUG_PORT: String(ports.debug),
-    BACKEND_TYPE: scenario.backend === '-' ? 'redis' : scenario.backend,
-    REDIS_URL: `127.0.0.1:${ports.redis}`,
-    MEMCACHE_HOST_PORT: `127.0.0.1:${ports.memcached}`,
+    BACKEND_TYPE: redis?.backendType ?? 'memory',
+    ...redis?.env,
     RUNTIME_ROOT: work,
     RUNTIME_SUBDIRECTORY: '',
     RUNTIME_APPDIRECTORY: 'config',
@@ -89,25 +63,12 @@ function serviceEnv(
   };
 }
 
-/** The backend processes every scenario may count in. */
-interface Backends {
-  readonly redis: { readonly port: number; readonly pid: number | undefined };
-  /** Started only when a chosen scenario counts in memcached. */
-  readonly memcached: BenchBackend | undefined;
-}
-
 async function startServer(
   scenario: Scenario,
-  backends: Backends,
+  redis: Deployment | undefined,
   work: string,
 ): Promise<{ child: ChildProcess; port: number; pids: () => number[] }> {
-  const ports = {
-    http: await freePort(),
-    grpc: await freePort(),
-    debug: await freePort(),
-    redis: backends.redis.port,
-    memcached: backends.memcached?.port ?? 0,
-  };
+  const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
   const cores =
     scenario.workers > 1 || scenario.name.includes('two cores') ? CORES.serverPair : CORES.server;
@@ -121,7 +82,7 @@ async function startServer(
           cores,
           process.execPath,
           [path.join(ROOT, 'bin', 'ratelimit.js')],
-          serviceEnv(scenario, ports, work),
+          serviceEnv(scenario, ports, work, redis),
         );
   const output = captureOutput(child);
   // taskset execs the command, so the child's id is the server's (or the supervisor's).
@@ -134,10 +95,12 @@ async function startServer(
   return { child, port, pids };
 }
 
-async function measure(scenario: Scenario, backends: Backends, work: string): Promise<Measurement> {
-  const redis = backends.redis;
-  const backendPid = scenario.backend === 'memcache' ? backends.memcached?.pid : redis.pid;
-  const server = await startServer(scenario, backends, work);
+async function measure(
+  scenario: Scenario,
+  redis: Deployment | undefined,
+  work: string,
+): Promise<Measurement> {
+  const server = await startServer(scenario, redis, work);
   try {
     const options: LoadOptions = {
       kind: scenario.kind,
@@ -165,14 +128,16 @@ async function measure(scenario: Scenario, backends: Backends, work: string): Pr
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     const pids = server.pids();
     const cpu0 = pids.map(cpuSeconds);
-    const backend0 = cpuSeconds(backendPid);
-    const commands0 = redisCommands(redis.port);
+    const backendCpuNow = (): number =>
+      (redis?.dataPids() ?? []).reduce((sum: number, pid) => sum + cpuSeconds(pid), 0);
+    const backend0 = backendCpuNow();
+    const commands0 = redis?.commands() ?? 0;
     const started = Date.now();
     await exited;
     const elapsed = (Date.now() - started) / 1000;
     const serverCpu = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0);
-    const backendCpu = cpuSeconds(backendPid) - backend0;
-    const commands = redisCommands(redis.port) - commands0;
+    const backendCpu = backendCpuNow() - backend0;
+    const commands = (redis?.commands() ?? 0) - commands0;
     const result = JSON.parse(loadOutput().trim().split('\n').pop() ?? '{}') as LoadResult;
     const expected = result.outcomes[scenario.expect] ?? 0;
     return {
@@ -180,16 +145,12 @@ async function measure(scenario: Scenario, backends: Backends, work: string): Pr
       latencyMs: result.latencyMs,
       serverCpu: serverCpu / elapsed,
       loadCpu: result.cpuSeconds / (result.durationMs / 1000),
-      backendCpu:
-        scenario.backend === 'redis' || scenario.backend === 'memcache'
-          ? backendCpu / elapsed
-          : undefined,
+      backendCpu: redis === undefined ? undefined : backendCpu / elapsed,
       peakRssMiB: pids.reduce((sum, pid) => sum + peakRssMiB(pid), 0),
       unexpected: result.completed - expected,
       outcomes: result.outcomes,
-      // info stats counts itself; the window holds one such call.
       redisCommandsPerAnswer:
-        scenario.backend === 'redis' ? (commands - 1) / Math.max(1, result.completed) : undefined,
+        redis?.backendType === 'redis' ? commands / Math.max(1, result.completed) : undefined,
     };
   } finally {
     await stop(server.child);
@@ -203,140 +164,23 @@ async function measure(scenario: Scenario, backends: Backends, work: string): Pr
   }
 }
 
-function median<T>(values: readonly T[], key: (v: T) => number): T {
-  const sorted = [...values].sort((a, b) => key(a) - key(b));
-  const middle = sorted[Math.floor(sorted.length / 2)];
-  if (middle === undefined) throw new Error('no values');
-  return middle;
-}
-
-const f = (n: number | undefined, digits = 2): string =>
-  n === undefined ? '-' : n.toFixed(digits);
-
-function table(rows: readonly Row[]): string {
-  const head = [
-    'scenario',
-    'in flight',
-    'answers/s',
-    'x ceiling',
-    'p50 ms',
-    'p90 ms',
-    'p99 ms',
-    'max ms',
-    'server CPU',
-    'backend CPU',
-    'load CPU',
-    'redis cmds/answer',
-    'RSS MiB',
-    'wrong answers',
-  ];
-  const lines = rows.map(({ scenario, median: m, ratio }) => [
-    scenario.name,
-    String(scenario.concurrency),
-    m.answersPerSecond.toFixed(0),
-    ratio === undefined ? '-' : `${ratio.toFixed(2)}x`,
-    f(m.latencyMs.p50),
-    f(m.latencyMs.p90),
-    f(m.latencyMs.p99),
-    f(m.latencyMs.max, 1),
-    f(m.serverCpu),
-    f(m.backendCpu),
-    f(m.loadCpu),
-    f(m.redisCommandsPerAnswer),
-    m.peakRssMiB.toFixed(0),
-    String(m.unexpected),
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
-  const fmt = (cells: string[]): string =>
-    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
-  return [fmt(head), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
-}
-
-interface Target {
-  readonly target: string;
-  readonly measured: string;
-  readonly isMet: boolean | undefined;
-}
-
-function targets(rows: readonly Row[]): Target[] {
-  const row = (name: string): Row | undefined => rows.find((r) => r.scenario.name === name);
-  const out: Target[] = [];
-  const ratio = (name: string, min: number, label: string): void => {
-    const r = row(name);
-    if (r?.ratio === undefined) return;
-    out.push({
-      target: `${label}: >= ${min.toFixed(1)}x the ceiling`,
-      measured: `${r.ratio.toFixed(2)}x`,
-      isMet: r.ratio >= min,
-    });
-  };
-  const p99 = (name: string, max: number, label: string): void => {
-    const r = row(name);
-    if (r === undefined) return;
-    const value = r.median.latencyMs.p99;
-    out.push({
-      target: `${label}: p99 < ${max} ms at 16 in flight`,
-      measured: `${value.toFixed(2)} ms`,
-      isMet: value < max,
-    });
-  };
-  ratio(NAMES.redisOne, 1.0, '1. gRPC, Redis, 1 descriptor, 64 in flight');
-  ratio(NAMES.memoryOne, 1.2, '2. memory backend, 64 in flight');
-  p99(NAMES.memoryOne16, 2, '3. memory');
-  p99(NAMES.redisOne16, 3, '3. Redis');
-  const cached = row(NAMES.overLimitCached);
-  if (cached?.ratio !== undefined) {
-    const commands = cached.median.redisCommandsPerAnswer ?? 0;
-    out.push({
-      target: '4. over limit with the local cache: no Redis round trip, >= 1.2x',
-      measured: `${cached.ratio.toFixed(2)}x, ${commands.toFixed(4)} Redis commands per answer`,
-      isMet: cached.ratio >= 1.2 && commands < 0.001,
-    });
-  }
-  const w1 = row(NAMES.workers1);
-  const w2 = row(NAMES.workers2);
-  if (w1 !== undefined && w2 !== undefined) {
-    out.push({
-      target: '5. WORKERS 1 -> 2 on two cores (reported)',
-      measured: `${(w2.median.answersPerSecond / w1.median.answersPerSecond).toFixed(2)}x (${w1.median.answersPerSecond.toFixed(0)} -> ${w2.median.answersPerSecond.toFixed(0)} answers/s)`,
-      isMet: undefined,
-    });
-  }
-  return out;
-}
-
 async function main(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist', 'bench', 'load.js')))
     throw new Error('build first: npm run build');
   const work = mkdtempSync(path.join(tmpdir(), 'rl-bench-'));
   mkdirSync(path.join(work, 'config'));
   writeFileSync(path.join(work, 'config', 'bench.yaml'), CONFIG);
-  const redisPort = await freePort();
-  const redis = pinned(CORES.redis, 'redis-server', [
-    '--port',
-    String(redisPort),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ]);
-  const redisOutput = captureOutput(redis);
+  const chosen = (s: Scenario): boolean =>
+    ONLY === undefined || s.server === 'noop' || s.name.includes(ONLY);
+  // A chosen Redis mode brings its single-Redis baseline along.
   const scenarios = SCENARIOS.filter(
-    (s) => ONLY === undefined || s.server === 'noop' || s.name.includes(ONLY),
+    (s) => chosen(s) || SCENARIOS.some((o) => chosen(o) && o.baseline === s.name),
   );
-  const memcached = scenarios.some((s) => s.backend === 'memcache')
-    ? await startMemcached(CORES.redis)
-    : undefined;
+  const modes = new Set(scenarios.flatMap((s) => (isDeployed(s.backend) ? [s.backend] : [])));
+  const deployments = await startDeployments(modes, CORES.redis, work);
+  const deploymentOf = (s: Scenario): Deployment | undefined =>
+    isDeployed(s.backend) ? deployments.get(s.backend) : undefined;
   try {
-    await waitFor(
-      () => {
-        execFileSync('redis-cli', ['-p', String(redisPort), 'ping'], { stdio: 'ignore' });
-        return true;
-      },
-      () => `redis-server (is it installed?):\n${redisOutput()}`,
-    );
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
         (HAS_TASKSET
@@ -345,15 +189,12 @@ async function main(): Promise<void> {
     );
     const measured = new Map<string, Measurement[]>();
     const ratios = new Map<string, number[]>();
+    const baselineRatios = new Map<string, number[]>();
     for (let round = 1; round <= ROUNDS; round++) {
       const thisRound = new Map<string, Measurement>();
       for (const scenario of scenarios) {
-        execFileSync('redis-cli', ['-p', String(redisPort), 'flushall'], { stdio: 'ignore' });
-        const m = await measure(
-          scenario,
-          { redis: { port: redisPort, pid: redis.pid }, memcached },
-          work,
-        );
+        for (const d of deployments.values()) d.flush();
+        const m = await measure(scenario, deploymentOf(scenario), work);
         thisRound.set(scenario.name, m);
         measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
         const ceiling =
@@ -362,6 +203,16 @@ async function main(): Promise<void> {
           ceiling === undefined ? undefined : m.answersPerSecond / ceiling.answersPerSecond;
         if (ratio !== undefined)
           ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), ratio]);
+        // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
+        const baseline =
+          scenario.baseline === undefined ? undefined : thisRound.get(scenario.baseline);
+        if (baseline !== undefined) {
+          const list = baselineRatios.get(scenario.name) ?? [];
+          baselineRatios.set(scenario.name, [
+            ...list,
+            m.answersPerSecond / baseline.answersPerSecond,
+          ]);
+        }
         process.stdout.write(
           `round ${round}/${ROUNDS} ${scenario.name} @${scenario.concurrency}: ${m.answersPerSecond.toFixed(0)}/s` +
             `${ratio === undefined ? '' : ` (${ratio.toFixed(2)}x)`}, p99 ${m.latencyMs.p99.toFixed(2)} ms` +
@@ -372,14 +223,16 @@ async function main(): Promise<void> {
     const rows: Row[] = scenarios.map((scenario) => {
       const rounds = measured.get(scenario.name) ?? [];
       const r = ratios.get(scenario.name);
+      const b = baselineRatios.get(scenario.name);
       return {
         scenario,
         rounds,
         median: median(rounds, (m) => m.answersPerSecond),
         ratio: r === undefined ? undefined : median(r, (x) => x),
+        baselineRatio: b === undefined ? undefined : median(b, (x) => x),
       };
     });
-    process.stdout.write(`\n${table(rows)}\n\n`);
+    process.stdout.write(`\n${table(rows)}\n\n${modeRatios(rows)}`);
     const results = targets(rows);
     for (const t of results)
       process.stdout.write(
@@ -403,6 +256,7 @@ async function main(): Promise<void> {
             scenario: r.scenario.name,
             concurrency: r.scenario.concurrency,
             ratio: r.ratio,
+            baselineRatio: r.baselineRatio,
             median: r.median,
             rounds: r.rounds,
           })),
@@ -414,8 +268,7 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`\nresults: ${path.relative(process.cwd(), file)}\n`);
   } finally {
-    await stop(redis);
-    if (memcached !== undefined) await stop(memcached.child);
+    await Promise.all([...deployments.values()].map((d) => d.stop()));
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,7 @@
 // What the bench measures: the service under each kind of traffic, and the no-op grpc-js
 // server every figure is compared with.
 import { loadPackageDefinition } from '../src/lib/proto';
+import type { Deployed } from './backends';
 
 export const CONFIG = `domain: bench
 descriptors:
@@ -23,7 +24,7 @@ export interface Scenario {
   readonly name: string;
   readonly kind: Kind;
   readonly server: 'noop' | 'service';
-  readonly backend: 'redis' | 'memcache' | 'memory' | '-';
+  readonly backend: Deployed | 'memory' | '-';
   readonly concurrency: number;
   /** WORKERS for the service; above 1 the server gets two cores. */
   readonly workers: number;
@@ -33,6 +34,13 @@ export interface Scenario {
   readonly expect: string;
   /** The ceiling scenario this one is divided by, measured in the same round. */
   readonly ceiling: string | undefined;
+  /** For a Redis mode: the single-Redis scenario with the same traffic, compared in-round. */
+  readonly baseline?: string;
+}
+
+/** Whether the scenario counts in a deployment the bench starts (Redis in a mode, memcached). */
+export function isDeployed(backend: Scenario['backend']): backend is Deployed {
+  return backend !== 'memory' && backend !== '-';
 }
 
 const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
@@ -98,12 +106,56 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ name: 'redis, 1 descriptor @16', concurrency: 16, bodies: one }),
   scenario({ name: 'redis, 3 descriptors', bodies: three }),
   scenario({ name: 'redis, 10,000 distinct keys', bodies: distinct }),
-  scenario({ name: 'redis, over limit, no local cache', bodies: blocked, expect: 'OVER_LIMIT' }),
+  // Redis modes: compared with the single-Redis row of the same traffic, round by round.
+  scenario({
+    name: 'sentinel, 1 descriptor',
+    backend: 'sentinel',
+    bodies: one,
+    baseline: 'redis, 1 descriptor',
+  }),
+  scenario({
+    name: 'cluster, 1 descriptor',
+    backend: 'cluster',
+    bodies: one,
+    baseline: 'redis, 1 descriptor',
+  }),
+  scenario({
+    name: 'cluster, 3 descriptors',
+    backend: 'cluster',
+    bodies: three,
+    baseline: 'redis, 3 descriptors',
+  }),
+  scenario({
+    name: 'cluster, 10,000 distinct keys',
+    backend: 'cluster',
+    bodies: distinct,
+    baseline: 'redis, 10,000 distinct keys',
+  }),
+  // The over-limit rows record no refusals, as before the ring existed; the rows after each
+  // keep the last 1000 (DEBUG_RECENT_DECISIONS' default): the difference is the ring's cost.
+  scenario({
+    name: 'redis, over limit, no local cache',
+    bodies: blocked,
+    expect: 'OVER_LIMIT',
+    env: { DEBUG_RECENT_DECISIONS: '0' },
+  }),
+  scenario({
+    name: 'redis, over limit, no local cache, recording',
+    bodies: blocked,
+    expect: 'OVER_LIMIT',
+    env: { DEBUG_RECENT_DECISIONS: '1000' },
+  }),
   scenario({
     name: 'redis, over limit, local cache',
     bodies: blocked,
     expect: 'OVER_LIMIT',
-    env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576' },
+    env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576', DEBUG_RECENT_DECISIONS: '0' },
+  }),
+  scenario({
+    name: 'redis, over limit, local cache, recording',
+    bodies: blocked,
+    expect: 'OVER_LIMIT',
+    env: { LOCAL_CACHE_SIZE_IN_BYTES: '1048576', DEBUG_RECENT_DECISIONS: '1000' },
   }),
   scenario({ name: 'memcached, 1 descriptor', backend: 'memcache', bodies: one }),
   scenario({

@@ -1,6 +1,6 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import type { CompileOptions, ConfigError, ConfigSnapshot } from './config';
+import type { CompileOptions, ConfigError, ConfigOrigin, ConfigSnapshot } from './config';
 import {
   announceReady,
   serveMetrics,
@@ -8,13 +8,14 @@ import {
   workerIndex,
   type SupervisorOptions,
 } from './cluster';
-import { OverLimitCache, RateLimitEngine, reportLocalCache } from './engine';
+import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
 import { SERVICE_NAME, SERVICE_VERSION } from './lib/version';
 import { FileConfigProvider, XdsConfigProvider, type ConfigProvider } from './provider';
 import {
+  ConfigStatus,
   createListeners,
   HealthState,
   LastResort,
@@ -88,7 +89,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const stats = statistics.store;
   const health = new HealthState({
     requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
+    nowMs: () => clock.nowMs(),
   });
+  const configStatus = new ConfigStatus(() => clock.nowMs());
+  const isDebugServed = options.worker === undefined || options.worker.index === 0;
   const parts: Parts = { health, statistics };
   const stop = shutdownSequence(parts);
   try {
@@ -101,18 +105,20 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       },
     });
     parts.store = store;
-    const engine = createEngine(settings, { store, stats, clock, logger });
+    const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const provider = options.provider ?? createProvider(settings, stats, logger);
     parts.provider = provider;
-    await followConfig(provider, settings.config, { engine, health, stats, logger });
+    const following = { engine, health, configStatus, stats, logger };
+    await followConfig(provider, settings.config, following);
     const listeners = await createListeners({
       settings: settings.server,
       limits: settings.limits,
       engine,
       health,
+      configStatus,
       stats,
       logger,
-      isDebugServed: options.worker === undefined || options.worker.index === 0,
+      isDebugServed,
       metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
     });
     parts.listeners = listeners;
@@ -125,10 +131,19 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   }
 }
 
-/** The engine, with the local over-limit cache when LOCAL_CACHE_SIZE_IN_BYTES asks for one. */
+/**
+ * The engine, with the local over-limit cache when LOCAL_CACHE_SIZE_IN_BYTES asks for one, and
+ * the ring of recent refusals (DEBUG_RECENT_DECISIONS) in the process that serves debug.
+ */
 function createEngine(
   settings: Settings,
-  parts: { store: CounterStore; stats: StatsStore; clock: Clock; logger: Logger },
+  parts: {
+    store: CounterStore;
+    stats: StatsStore;
+    clock: Clock;
+    logger: Logger;
+    isDebugServed: boolean;
+  },
 ): RateLimitEngine {
   const { store, stats, clock, logger } = parts;
   const limiter = settings.limiter;
@@ -137,7 +152,20 @@ function createEngine(
       ? new OverLimitCache(limiter.localCacheSizeBytes, clock)
       : undefined;
   if (localCache !== undefined) reportLocalCache(localCache, stats, STAT.localCache);
-  return new RateLimitEngine({ store, stats, clock, settings: limiter, logger, localCache });
+  const capacity = settings.server.debug.recentDecisions;
+  const recent =
+    parts.isDebugServed && capacity > 0
+      ? { recentDecisions: new RecentDecisions(capacity, clock) }
+      : {};
+  return new RateLimitEngine({
+    store,
+    stats,
+    clock,
+    settings: limiter,
+    logger,
+    localCache,
+    ...recent,
+  });
 }
 
 type SourceOf = {
@@ -192,9 +220,15 @@ function createProvider(settings: Settings, stats: StatsStore, logger: Logger): 
 async function followConfig(
   provider: ConfigProvider,
   settings: ConfigSettings,
-  parts: { engine: RateLimitEngine; health: HealthState; stats: StatsStore; logger: Logger },
+  parts: {
+    engine: RateLimitEngine;
+    health: HealthState;
+    configStatus: ConfigStatus;
+    stats: StatsStore;
+    logger: Logger;
+  },
 ): Promise<void> {
-  const { engine, health, stats, logger } = parts;
+  const { engine, health, configStatus, stats, logger } = parts;
   const loadSuccess = stats.counter(STAT.configLoadSuccess);
   const loadError = stats.counter(STAT.configLoadError);
   let firstOutcome: () => void = () => undefined;
@@ -202,8 +236,9 @@ async function followConfig(
     firstOutcome = resolve;
   });
   await provider.start({
-    onSnapshot: (snapshot: ConfigSnapshot) => {
+    onSnapshot: (snapshot: ConfigSnapshot, origin?: ConfigOrigin) => {
       engine.setSnapshot(snapshot);
+      configStatus.loaded(origin);
       loadSuccess.inc();
       health.set('config', snapshot.domains.length > 0);
       logger.info('loaded a new configuration', { domains: snapshot.domains.join(',') });
@@ -211,6 +246,7 @@ async function followConfig(
     },
     onRejected: (errors: readonly ConfigError[]) => {
       loadError.inc();
+      configStatus.refused(errors);
       for (const error of errors) logger.error(`configuration refused: ${error.message}`);
       logger.error(
         engine.currentSnapshot === undefined

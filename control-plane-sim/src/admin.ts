@@ -1,5 +1,13 @@
-// The simulator's HTTP admin: see what clients did, push configurations, cause trouble.
+// The simulator's HTTP admin: see what clients did, push configurations, cause trouble; the
+// same as a page at / (web/sim.html) for a browser.
 import http from 'node:http';
+import {
+  ASSET_PREFIX,
+  acceptsHtml,
+  loadWebAssets,
+  sendAsset,
+  type WebAsset,
+} from '../../src/lib/web-assets';
 import { resourceFromYaml, type Resource } from './config-files';
 import type { ManagementServer } from './management-server';
 
@@ -46,58 +54,116 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(`${JSON.stringify(body, null, 2)}\n`);
 }
 
+/** The admin page and the files it loads from ASSET_PREFIX. */
+const PAGE = 'sim.html';
+const PAGE_FILES = [PAGE, 'common.css', 'common.js', 'sim.js'];
+
+/** What a route reads: the request, its query, and what it may change. */
+interface RouteContext {
+  readonly req: http.IncomingMessage;
+  readonly res: http.ServerResponse;
+  readonly name: string | null;
+  readonly server: ManagementServer;
+  readonly state: AdminState;
+  /** Publishes the current set as a new version. */
+  readonly publish: () => void;
+  readonly rereadDirectory: () => void;
+  readonly page: WebAsset | undefined;
+}
+
+type Route = (c: RouteContext) => void | Promise<void>;
+
+const version = (c: RouteContext): void => {
+  json(c.res, 200, { version: c.server.version });
+};
+
+/** Routes by `METHOD /path`. */
+const ROUTES: Readonly<Record<string, Route>> = {
+  'GET /': (c) => {
+    if (c.page !== undefined && acceptsHtml(c.req)) sendAsset(c.req, c.res, c.page);
+    else json(c.res, 200, { routes: Object.keys(ROUTES) });
+  },
+  'GET /status': (c) => {
+    json(c.res, 200, {
+      ...c.server.status(),
+      pushed: [...c.state.pushed.keys()],
+      isBadResourceOn: c.state.isBadResourceOn,
+    });
+  },
+  'POST /republish': (c) => {
+    c.rereadDirectory();
+    version(c);
+  },
+  'POST /push': async (c) => {
+    if (c.name === null || c.name === '') {
+      json(c.res, 400, {
+        error: 'name is required: POST /push?name=<resource name> with a YAML body',
+      });
+      return;
+    }
+    c.state.pushed.set(c.name, resourceFromYaml(c.name, await readBody(c.req)));
+    c.publish();
+    version(c);
+  },
+  'DELETE /push': (c) => {
+    c.state.pushed.delete(c.name ?? '');
+    c.publish();
+    version(c);
+  },
+  'POST /disconnect': (c) => {
+    json(c.res, 200, { disconnected: c.server.disconnectAll() });
+  },
+  'POST /bad-resource': (c) => {
+    c.state.isBadResourceOn = true;
+    c.publish();
+    version(c);
+  },
+  'DELETE /bad-resource': (c) => {
+    c.state.isBadResourceOn = false;
+    c.publish();
+    version(c);
+  },
+};
+
 /**
  * GET /status: versions, resources and every node with its last ACK and NACK.
  * POST /push?name=N (YAML body): add or replace a resource. DELETE /push?name=N: drop it.
+ * POST /republish: read the directory again and publish it as a new version.
  * POST /disconnect: end every stream. POST /bad-resource, DELETE /bad-resource.
+ * GET / in a browser: the same as a page, whose files are under ASSET_PREFIX.
  */
-export function createAdmin(server: ManagementServer, state: AdminState): http.Server {
+export function createAdmin(
+  server: ManagementServer,
+  state: AdminState,
+  rereadDirectory: () => void,
+): http.Server {
   const publish = (): void => {
     server.setResources(currentResources(state));
   };
+  const { assets } = loadWebAssets(PAGE_FILES);
+  const page = assets.get(PAGE);
   return http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://admin');
-    const route = `${req.method ?? 'GET'} ${url.pathname}`;
+    const asset =
+      req.method === 'GET' && url.pathname.startsWith(ASSET_PREFIX)
+        ? assets.get(url.pathname.slice(ASSET_PREFIX.length))
+        : undefined;
+    if (asset !== undefined) {
+      sendAsset(req, res, asset);
+      return;
+    }
+    const key = `${req.method ?? 'GET'} ${url.pathname}`;
+    const route = ROUTES[key];
+    if (route === undefined) {
+      json(res, 404, { error: `no route ${key}; see ${Object.keys(ROUTES).join(', ')}` });
+      return;
+    }
     const name = url.searchParams.get('name');
-    const handle = async (): Promise<void> => {
-      switch (route) {
-        case 'GET /status':
-          json(res, 200, server.status());
-          return;
-        case 'POST /push': {
-          if (name === null || name === '') {
-            json(res, 400, {
-              error: 'name is required: POST /push?name=<resource name> with a YAML body',
-            });
-            return;
-          }
-          state.pushed.set(name, resourceFromYaml(name, await readBody(req)));
-          publish();
-          json(res, 200, { version: server.version });
-          return;
-        }
-        case 'DELETE /push':
-          state.pushed.delete(name ?? '');
-          publish();
-          json(res, 200, { version: server.version });
-          return;
-        case 'POST /disconnect':
-          json(res, 200, { disconnected: server.disconnectAll() });
-          return;
-        case 'POST /bad-resource':
-        case 'DELETE /bad-resource':
-          state.isBadResourceOn = req.method === 'POST';
-          publish();
-          json(res, 200, { version: server.version });
-          return;
-        default:
-          json(res, 404, {
-            error: `no route ${route}; see GET /status, POST /push, POST /disconnect, POST|DELETE /bad-resource`,
-          });
-      }
-    };
-    handle().catch((err: unknown) => {
-      json(res, 400, { error: err instanceof Error ? err.message : String(err) });
-    });
+    const context = { req, res, name, server, state, publish, rereadDirectory, page };
+    Promise.resolve()
+      .then(() => route(context))
+      .catch((err: unknown) => {
+        json(res, 400, { error: err instanceof Error ? err.message : String(err) });
+      });
   });
 }

@@ -107,7 +107,7 @@ export async function runSimulator(
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const port = await server.listen(`${host}:${options.port}`, credentials(options));
-  const admin = createAdmin(server, state);
+  const admin = createAdmin(server, state, reload);
   await new Promise<void>((resolve) => admin.listen(options.adminPort, options.host, resolve));
   const adminPort = (admin.address() as AddressInfo).port;
   log(

@@ -27,11 +27,23 @@ interface DiscoveryResponse {
 
 type Stream = grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
 
+/** One version the simulator published, for the admin page. */
+export interface PublishedVersion {
+  readonly version: string;
+  readonly at: string;
+  readonly resources: readonly string[];
+}
+
+/** How many published versions the admin API remembers. */
+const VERSION_HISTORY = 20;
+
 /** What the simulator knows of one node, for the admin API. */
 export interface NodeStatus {
   connectedStreams: number;
   lastSentVersion: string | undefined;
   lastAckVersion: string | undefined;
+  /** When the last ACK arrived (ISO 8601). */
+  lastAckAt: string | undefined;
   lastNack: { version: string | undefined; message: string; at: string } | undefined;
   requests: number;
   userAgent: string | undefined;
@@ -64,6 +76,7 @@ export class ManagementServer {
   private resources: readonly Resource[] = [];
   private versionNumber = 0;
   private readonly epoch = Date.now().toString(36);
+  private readonly published: PublishedVersion[] = [];
 
   constructor(
     private readonly log: Logger,
@@ -101,6 +114,12 @@ export class ManagementServer {
   setResources(resources: readonly Resource[]): void {
     this.resources = resources;
     this.versionNumber += 1;
+    this.published.unshift({
+      version: this.version,
+      at: new Date().toISOString(),
+      resources: this.resourceNames,
+    });
+    this.published.length = Math.min(this.published.length, VERSION_HISTORY);
     this.log(`version ${this.version}: ${this.resourceNames.join(', ') || '(no resources)'}`);
     for (const stream of this.streams) this.send(stream);
   }
@@ -118,10 +137,16 @@ export class ManagementServer {
     return count;
   }
 
-  status(): { version: string; resources: string[]; nodes: Record<string, NodeStatus> } {
+  status(): {
+    version: string;
+    resources: string[];
+    versions: readonly PublishedVersion[];
+    nodes: Record<string, NodeStatus>;
+  } {
     return {
       version: this.version,
       resources: this.resourceNames,
+      versions: [...this.published],
       nodes: Object.fromEntries(this.nodes),
     };
   }
@@ -133,6 +158,7 @@ export class ManagementServer {
         connectedStreams: 0,
         lastSentVersion: undefined,
         lastAckVersion: undefined,
+        lastAckAt: undefined,
         lastNack: undefined,
         requests: 0,
         userAgent: undefined,
@@ -231,6 +257,7 @@ export class ManagementServer {
       return;
     }
     node.lastAckVersion = request.versionInfo;
+    node.lastAckAt = new Date().toISOString();
     this.log(`node ${JSON.stringify(state.nodeId)} ACKed version ${request.versionInfo ?? ''}`);
   }
 

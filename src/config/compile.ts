@@ -180,6 +180,7 @@ class Compiler {
       children,
       isValueToMetric: d.valueToMetric,
       isShareThreshold: d.shareThreshold,
+      source: doc.source,
     });
   }
 

@@ -1,6 +1,13 @@
 // The compiled descriptor tree and the matching rules of SPEC.md over it.
 import type { RuleStatsFactory } from '../stats';
-import type { ConfigSnapshot, DescriptorQuery, MatchedLimit, RateLimitRule } from './types';
+import type {
+  ConfigSnapshot,
+  DescriptorQuery,
+  MatchedLimit,
+  PathStep,
+  RateLimitRule,
+  RuleListing,
+} from './types';
 import { entrySegment, segmenter, type Segmenter } from './stat-key';
 import { matchesWildcard } from './wildcard';
 
@@ -16,6 +23,8 @@ export interface DescriptorNode {
   readonly children: Level | undefined;
   readonly isValueToMetric: boolean;
   readonly isShareThreshold: boolean;
+  /** The file or xDS resource that configured it. */
+  readonly source: string;
 }
 
 /** The descriptors configured under one key at one level. */
@@ -199,8 +208,18 @@ export class CompiledSnapshot implements ConfigSnapshot {
   }
 
   dump(): string {
-    const lines: string[] = [];
-    const walk = (level: Level): void => {
+    // The reference's exact line: scripts parse it, so nothing is added to it.
+    return this.rules()
+      .map(
+        ({ rule: r }) =>
+          `${r.statKey}: unit=${r.unit ?? 'UNKNOWN'} requests_per_unit=${r.requestsPerUnit}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}\n`,
+      )
+      .join('');
+  }
+
+  rules(): readonly RuleListing[] {
+    const out: RuleListing[] = [];
+    const walk = (domain: string, level: Level, above: readonly PathStep[]): void => {
       for (const keyEntry of level.values()) {
         const nodes = [
           ...keyEntry.exact.values(),
@@ -208,21 +227,25 @@ export class CompiledSnapshot implements ConfigSnapshot {
           ...(keyEntry.keyOnly === undefined ? [] : [keyEntry.keyOnly]),
         ];
         for (const node of nodes) {
-          const r = node.rule;
-          if (r !== undefined) {
-            // The reference's exact line: scripts parse it, so nothing is added to it.
-            lines.push(
-              `${r.statKey}: unit=${r.unit ?? 'UNKNOWN'} requests_per_unit=${r.requestsPerUnit}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}`,
-            );
+          const path = [...above, { key: node.key, value: node.value }];
+          if (node.rule !== undefined) {
+            out.push({
+              domain,
+              path,
+              rule: node.rule,
+              source: node.source,
+              isValueToMetric: node.isValueToMetric,
+              isShareThreshold: node.isShareThreshold,
+            });
           }
-          if (node.children !== undefined) walk(node.children);
+          if (node.children !== undefined) walk(domain, node.children, path);
         }
       }
     };
     for (const domain of this.domains) {
       const level = this.tree.get(domain);
-      if (level !== undefined) walk(level);
+      if (level !== undefined) walk(domain, level, []);
     }
-    return lines.map((l) => `${l}\n`).join('');
+    return out;
   }
 }

@@ -49,6 +49,29 @@ export interface MatchedLimit {
   readonly sharedValues: readonly (string | undefined)[] | undefined;
 }
 
+/** One level of a rule's descriptor path; `value` is undefined for a key-only descriptor. */
+export interface PathStep {
+  readonly key: string;
+  readonly value: string | undefined;
+}
+
+/** A loaded rule with where it sits and where it came from, for operators. */
+export interface RuleListing {
+  readonly domain: string;
+  /** From the domain's top level down to the rule's own descriptor. */
+  readonly path: readonly PathStep[];
+  readonly rule: RateLimitRule;
+  /** The file path or xDS resource that configured it. */
+  readonly source: string;
+  readonly isValueToMetric: boolean;
+  readonly isShareThreshold: boolean;
+}
+
+/** Where the current configuration came from, as its provider reports it. */
+export type ConfigOrigin =
+  | { readonly kind: 'files'; readonly directory: string }
+  | { readonly kind: 'xds'; readonly server: string; readonly version: string };
+
 /** An immutable compiled configuration. Built once per load; safe to share between requests. */
 export interface ConfigSnapshot {
   /** The loaded domains, sorted. */
@@ -62,4 +85,6 @@ export interface ConfigSnapshot {
   findLimit(domain: string, descriptor: DescriptorQuery): MatchedLimit | undefined;
   /** Every rule, one per line, for the debug listener. */
   dump(): string;
+  /** Every rule with its path and source, domains sorted, in configuration order within one. */
+  rules(): readonly RuleListing[];
 }

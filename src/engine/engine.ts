@@ -1,8 +1,8 @@
 // The decision engine: rules → cache keys → counter store → statuses, headers and statistics.
 // A request goes through four steps, each in its own module: plan (plan.ts, one check per
 // limited descriptor, fixed-window.ts), hold back (stop-increment.ts), count (the store batch),
-// respond (respond.ts).
-import type { ConfigSnapshot } from '../config';
+// respond (respond.ts). Operators' reads (inspect.ts, recent-decisions.ts) sit beside them.
+import type { ConfigSnapshot, DescriptorEntry } from '../config';
 import { BackendError } from '../lib/backend-error';
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
@@ -10,9 +10,11 @@ import type { LimiterSettings } from '../settings';
 import { STAT, type Counter, type StatsStore } from '../stats';
 import type { CounterIncrement, CounterStore } from '../store';
 import { RequestError } from './errors';
+import { readCounters, type CounterLookup } from './inspect';
 import type { DescriptorPlan } from './limit-check';
 import type { OverLimitCache } from './local-cache';
 import { planRequest, type PlanEnv } from './plan';
+import type { RecentDecisions } from './recent-decisions';
 import { respond, type RespondEnv } from './respond';
 import { holdBackHits } from './stop-increment';
 import type { RateLimitRequest, RateLimitResponse } from './types';
@@ -27,6 +29,8 @@ export interface EngineDependencies {
   readonly localCache: OverLimitCache | undefined;
   /** Uniform in [0, 1); injected so tests can fix the expiry jitter. */
   readonly random?: () => number;
+  /** Where over-limit decisions are kept for the debug listener; none when omitted. */
+  readonly recentDecisions?: RecentDecisions;
 }
 
 const NO_VALUES: readonly number[] = Object.freeze([]);
@@ -47,6 +51,7 @@ export class RateLimitEngine {
     this.env = {
       settings: deps.settings,
       localCache: deps.localCache,
+      recentDecisions: deps.recentDecisions,
       stats: deps.stats,
       globalShadowMode: deps.stats.counter(STAT.globalShadowMode),
     };
@@ -64,6 +69,23 @@ export class RateLimitEngine {
 
   setSnapshot(snapshot: ConfigSnapshot): void {
     this.snapshot = snapshot;
+  }
+
+  /** The last over-limit decisions; undefined when DEBUG_RECENT_DECISIONS is 0. */
+  get recentDecisions(): RecentDecisions | undefined {
+    return this.deps.recentDecisions;
+  }
+
+  /**
+   * The counters each descriptor (a list of entries) of `domain` feeds now, read from the
+   * store without counting; for operators, never for requests.
+   */
+  readCounters(
+    domain: string,
+    descriptors: readonly (readonly DescriptorEntry[])[],
+  ): Promise<CounterLookup> {
+    const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
+    return readCounters(this.snapshot, domain, descriptors, nowSeconds, this.deps);
   }
 
   /**

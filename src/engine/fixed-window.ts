@@ -1,6 +1,7 @@
 // The fixed-window decision for one descriptor: its key and window, the store change it asks
 // for, and what the counter after that change means (status and rule statistics).
-import type { MatchedLimit, Unit } from '../config';
+import type { DescriptorQuery, MatchedLimit, Unit } from '../config';
+import type { LimiterSettings } from '../settings';
 import type { CounterIncrement, CounterRead } from '../store';
 import { cacheKey } from './cache-key';
 import { classify } from './decide';
@@ -24,21 +25,14 @@ export class FixedWindowCheck implements LimitCheck {
   constructor(
     readonly limit: MatchedLimit,
     private readonly unit: Unit,
-    descriptor: RequestDescriptor,
+    private readonly descriptor: RequestDescriptor,
     readonly hits: number,
-    domain: string,
+    private readonly domain: string,
     nowSeconds: number,
     env: CheckEnv,
   ) {
-    const settings = env.settings;
-    this.window = windowOf(unit, nowSeconds, settings.useCalendarMonth);
-    this.key = cacheKey(
-      settings.cacheKeyPrefix,
-      domain,
-      descriptor.entries,
-      limit.sharedValues,
-      this.window.startSeconds,
-    );
+    this.window = windowOf(unit, nowSeconds, env.settings.useCalendarMonth);
+    this.key = fixedWindowKey(limit, domain, descriptor, this.window, env.settings);
     this.isNegative = descriptor.isNegativeHits;
     this.sentHits = hits;
     if (this.isNegative) {
@@ -81,7 +75,7 @@ export class FixedWindowCheck implements LimitCheck {
       unit: this.unit,
       name: rule.name,
     };
-    if (this.isOverInLocalCache) return this.overInLocalCache(currentLimit);
+    if (this.isOverInLocalCache) return this.overInLocalCache(currentLimit, env);
     const after = values[this.batchIndex] ?? 0;
     if (this.isNegative) {
       // A refund never fails a request and has no over-limit side effects.
@@ -95,12 +89,13 @@ export class FixedWindowCheck implements LimitCheck {
     return this.counted(after, currentLimit, env);
   }
 
-  private overInLocalCache(currentLimit: CurrentLimit): DescriptorStatus {
+  private overInLocalCache(currentLimit: CurrentLimit, env: CheckEnv): DescriptorStatus {
     const { isShadow } = this.limit.rule;
     const stats = this.limit.stats;
     stats.overLimit.add(this.hits);
     stats.overLimitWithLocalCache.add(this.hits);
     if (isShadow) stats.shadowMode.add(this.hits);
+    this.record(env, 0, true);
     return {
       code: isShadow ? 'OK' : 'OVER_LIMIT',
       currentLimit,
@@ -128,7 +123,10 @@ export class FixedWindowCheck implements LimitCheck {
     if (c.overLimitHits > 0) stats.overLimit.add(c.overLimitHits);
     if (c.withinLimitHits > 0) stats.withinLimit.add(c.withinLimitHits);
     if (c.shadowHits > 0) stats.shadowMode.add(c.shadowHits);
-    if (c.isOverLimit) env.localCache?.add(this.key, reset);
+    if (c.isOverLimit) {
+      env.localCache?.add(this.key, reset);
+      this.record(env, c.limitRemaining, false);
+    }
     return {
       code: c.isOverLimit && !rule.isShadow ? 'OVER_LIMIT' : 'OK',
       currentLimit,
@@ -136,4 +134,34 @@ export class FixedWindowCheck implements LimitCheck {
       durationUntilResetSeconds: reset,
     };
   }
+
+  /** Keeps this over-limit decision for the debug listener, when it keeps any. */
+  private record(env: CheckEnv, remaining: number, isFromLocalCache: boolean): void {
+    env.recentDecisions?.record({
+      domain: this.domain,
+      entries: this.descriptor.entries,
+      limit: this.limit,
+      hits: this.hits,
+      remaining,
+      isShadow: this.limit.rule.isShadow || env.settings.globalShadowMode,
+      isFromLocalCache,
+    });
+  }
+}
+
+/** The key of the counter a descriptor feeds under a fixed-window limit in `window`. */
+export function fixedWindowKey(
+  limit: MatchedLimit,
+  domain: string,
+  descriptor: DescriptorQuery,
+  window: Window,
+  settings: LimiterSettings,
+): string {
+  return cacheKey(
+    settings.cacheKeyPrefix,
+    domain,
+    descriptor.entries,
+    limit.sharedValues,
+    window.startSeconds,
+  );
 }

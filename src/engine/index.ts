@@ -6,3 +6,12 @@ export { classify, nearLimitThreshold } from './decide';
 export { windowOf } from './windows';
 export { cacheKey } from './cache-key';
 export * from './types';
+export {
+  limitsOf,
+  type Algorithm,
+  type CounterLookup,
+  type CounterReading,
+  type DescriptorReading,
+  type LimitDescription,
+} from './inspect';
+export { RecentDecisions, type RecentDecision } from './recent-decisions';

@@ -3,6 +3,7 @@ import type { MatchedLimit } from '../config';
 import type { LimiterSettings } from '../settings';
 import type { CounterIncrement, CounterRead } from '../store';
 import type { OverLimitCache } from './local-cache';
+import type { RecentDecisions } from './recent-decisions';
 import type { DescriptorStatus } from './types';
 
 /** What a check reads besides its own state; one object for the engine's lifetime. */
@@ -10,6 +11,11 @@ export interface CheckEnv {
   readonly settings: LimiterSettings;
   /** The local over-limit cache; undefined when LOCAL_CACHE_SIZE_IN_BYTES is 0. */
   readonly localCache: OverLimitCache | undefined;
+  /**
+   * Where a check records a descriptor it finds over its limit (DEBUG_RECENT_DECISIONS);
+   * undefined when that is off. Only over-limit branches touch it.
+   */
+  readonly recentDecisions: RecentDecisions | undefined;
 }
 
 /**

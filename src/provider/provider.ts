@@ -1,10 +1,10 @@
 // The ConfigProvider seam: a source of compiled snapshots (configuration files, or xDS).
-import type { ConfigError, ConfigSnapshot } from '../config';
+import type { ConfigError, ConfigOrigin, ConfigSnapshot } from '../config';
 
 /** Receives what a provider produces. */
 export interface ConfigListener {
-  /** A new snapshot compiled cleanly; it replaces the current one. */
-  onSnapshot(snapshot: ConfigSnapshot): void;
+  /** A new snapshot compiled cleanly; it replaces the current one. `origin` says from where. */
+  onSnapshot(snapshot: ConfigSnapshot, origin?: ConfigOrigin): void;
   /** An update was refused; the current snapshot keeps serving. */
   onRejected(errors: readonly ConfigError[]): void;
 }

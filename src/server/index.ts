@@ -2,7 +2,13 @@
 export { RateLimitGrpcServer, grpcAddress, type GrpcServerOptions } from './grpc/grpc-server';
 export { createHttpHandler, type HttpAppOptions } from './http/http-server';
 export { createDebugServer, type DebugSources } from './debug/debug-server';
-export { HealthState, type HealthComponent } from './health';
+export {
+  HealthState,
+  type ComponentHealth,
+  type HealthComponent,
+  type HealthReport,
+} from './health';
+export { ConfigStatus, type ConfigLoad, type ConfigRefusal } from './config-status';
 export { LastResort } from './last-resort';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
 export { requestFromWire, responseFromWire } from './wire/convert';

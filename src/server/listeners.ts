@@ -6,6 +6,7 @@ import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
 import type { ConnectionLimits, LimitsSettings, ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
+import type { ConfigStatus } from './config-status';
 import { createDebugServer } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
 import type { HealthState } from './health';
@@ -33,6 +34,8 @@ export interface ListenerOptions {
   readonly limits: LimitsSettings;
   readonly engine: RateLimitEngine;
   readonly health: HealthState;
+  /** When the configuration last loaded or was refused, for the debug listener. */
+  readonly configStatus: ConfigStatus;
   readonly stats: StatsStore;
   readonly logger: Logger;
   /** With several workers the first alone serves debug, so its answers come from one process. */
@@ -161,13 +164,9 @@ function openHttpFrontEnd(options: Opening): Promise<OpenListener> {
 
 function openDebug(options: Opening): Promise<OpenListener> | undefined {
   if (!options.isDebugServed) return undefined;
-  const { engine, stats, health, settings, limits, lastResort } = options;
+  const { engine, stats, health, configStatus, settings, limits, lastResort } = options;
   const server = createDebugServer(
-    {
-      snapshot: () => engine.currentSnapshot,
-      stats,
-      health: () => health.describe(),
-    },
+    { engine, stats, health, config: configStatus },
     {
       isProfilingEnabled: settings.debug.isProfilingEnabled,
       lastResort,

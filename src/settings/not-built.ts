@@ -17,44 +17,10 @@ const whenTrue =
     pick(raw) ? 'true' : undefined;
 
 /**
- * The rows of both Redis instances. An instance asks for nothing while another backend is
- * chosen (the reference ignores its settings too), nor the per-second one while it is off.
- */
-function redisRows(prefix: 'REDIS_' | 'REDIS_PERSECOND_'): NotBuilt[] {
-  const instance = (raw: RawSettings): RawSettings['redis'] | undefined => {
-    if (raw.backend.BACKEND_TYPE !== 'redis') return undefined;
-    if (prefix === 'REDIS_') return raw.redis;
-    return raw.redisCommon.PERSECOND ? raw.redisPerSecond : undefined;
-  };
-  return [
-    {
-      setting: `${prefix}TYPE`,
-      asked: (raw) => {
-        const type = instance(raw)?.TYPE;
-        return type === undefined || type === 'single' ? undefined : type;
-      },
-      capability: 'Redis sentinel and cluster modes',
-    },
-    {
-      setting: `${prefix}TLS`,
-      asked: whenTrue((raw) => instance(raw)?.TLS === true),
-      capability: 'TLS to Redis',
-    },
-    {
-      setting: `${prefix}AWS_IAM_AUTH`,
-      asked: whenTrue((raw) => instance(raw)?.AWS_IAM_AUTH === true),
-      capability: 'cloud identity (AWS IAM) authentication to Redis',
-    },
-  ];
-}
-
-/**
  * One row per capability not built yet. Landing a capability removes its row; the
  * settings are parsed and validated either way.
  */
 export const NOT_BUILT: readonly NotBuilt[] = [
-  ...redisRows('REDIS_'),
-  ...redisRows('REDIS_PERSECOND_'),
   {
     setting: 'GRPC_SERVER_USE_TLS',
     asked: whenTrue((raw) => raw.server.GRPC_SERVER_USE_TLS),

@@ -4,7 +4,8 @@ import { describeValue } from './environment';
 import type { SettingsProblem } from './errors';
 import { maskCredentialsInUrl } from '../lib/mask';
 import { bool, duration, int, oneOf, secret, str } from './fields';
-import { clientTlsFields, clientTlsSettings, group, type Values } from './section';
+import { redisIam, redisModeProblems, redisTls, withInheritedTlsFiles } from './redis-modes';
+import { clientTlsFields, group, type Values } from './section';
 import type { RedisAuthSettings, RedisBackendSettings, RedisInstanceSettings } from './types';
 
 /** The options of one Redis instance; the per-second instance has the same set. */
@@ -104,6 +105,7 @@ export function redisInstanceSettings(
     raw.SOCKET_TYPE === '' ? (url.startsWith('/') ? 'unix' : 'tcp') : raw.SOCKET_TYPE;
   const problem = urlProblem(raw, prefix, url, socketType);
   if (problem !== undefined) problems.push(problem);
+  problems.push(...redisModeProblems(raw, prefix, url, socketType));
   return {
     settingPrefix: prefix,
     socketType,
@@ -112,13 +114,14 @@ export function redisInstanceSettings(
     poolSize: raw.POOL_SIZE,
     auth: raw.AUTH_FILE !== '' ? { kind: 'file', path: raw.AUTH_FILE } : parseAuth(raw.AUTH),
     sentinelAuth: parseAuth(raw.SENTINEL_AUTH),
-    tls: clientTlsSettings(raw),
+    tls: redisTls(raw, url),
     pipelineWindowMs: raw.PIPELINE_WINDOW,
     clusterPipelineParallelism: raw.CLUSTER_PIPELINE_PARALLELISM,
     timeoutMs: raw.TIMEOUT,
     poolOnEmptyBehavior: raw.POOL_ON_EMPTY_BEHAVIOR,
     poolOnEmptyWaitMs: raw.POOL_ON_EMPTY_WAIT_DURATION,
     closeConnectionOnReadonlyError: raw.CLOSE_CONNECTION_ON_READONLY_ERROR,
+    iam: redisIam(raw),
   };
 }
 
@@ -139,7 +142,7 @@ export function redisBackendSettings(
     type: 'redis',
     main: redisInstanceSettings(main, 'REDIS_', problems),
     perSecond: common.PERSECOND
-      ? redisInstanceSettings(perSecond, 'REDIS_PERSECOND_', problems)
+      ? redisInstanceSettings(withInheritedTlsFiles(perSecond, main), 'REDIS_PERSECOND_', problems)
       : undefined,
     healthCheckActiveConnection: common.HEALTH_CHECK_ACTIVE_CONNECTION,
     startup: {

@@ -1,4 +1,5 @@
-// Server section: the listeners (HTTP, gRPC, debug), gRPC connection age and TLS, and WORKERS.
+// Server section: the listeners (HTTP, gRPC, debug and its decision ring), gRPC connection age
+// and TLS, and WORKERS.
 import { deepFreeze } from '../lib/freeze';
 import type { SettingsProblem } from './errors';
 import { bool, duration, int, port, str } from './fields';
@@ -11,6 +12,8 @@ export const SERVER = group('', {
   DEBUG_HOST: str('0.0.0.0'),
   DEBUG_PORT: port(6070),
   DEBUG_PROFILING_ENABLED: bool(false),
+  // Bounded: each kept decision holds a few references, so a million would be a few hundred MB.
+  DEBUG_RECENT_DECISIONS: int(1000, 0, 100_000),
   GRPC_HOST: str('0.0.0.0'),
   GRPC_PORT: port(8081),
   GRPC_UDS: str(),
@@ -63,6 +66,7 @@ export function serverSettings(
       host: s.DEBUG_HOST,
       port: s.DEBUG_PORT,
       isProfilingEnabled: s.DEBUG_PROFILING_ENABLED,
+      recentDecisions: s.DEBUG_RECENT_DECISIONS,
     },
     grpc: {
       host: s.GRPC_HOST,

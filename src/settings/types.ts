@@ -26,6 +26,11 @@ export interface GrpcListenerSettings extends ListenAddress {
 export interface DebugListenerSettings extends ListenAddress {
   /** DEBUG_PROFILING_ENABLED: heap snapshots and CPU profiles, which hold memory contents. */
   readonly isProfilingEnabled: boolean;
+  /**
+   * DEBUG_RECENT_DECISIONS: how many over-limit (and shadow-mode would-be-over) decisions
+   * `/decisions/recent` keeps; 0 records none.
+   */
+  readonly recentDecisions: number;
 }
 
 export interface ServerSettings {
@@ -141,6 +146,17 @@ export type RedisAuthSettings =
   | { readonly kind: 'static'; readonly username: string | undefined; readonly password: string }
   | { readonly kind: 'file'; readonly path: string };
 
+/** ElastiCache IAM authentication of one instance (REDIS_AWS_IAM_* or REDIS_PERSECOND_AWS_IAM_*). */
+export interface RedisIamSettings {
+  /** Replication group ID or serverless cache name: the host of the signed request. */
+  readonly cacheName: string;
+  /** The ElastiCache user; also the AUTH user name. */
+  readonly userId: string;
+  readonly serverless: boolean;
+  /** undefined: the AWS SDK resolves it (AWS_REGION, the shared config file). */
+  readonly region: string | undefined;
+}
+
 export interface RedisInstanceSettings {
   /** Setting-name prefix of this instance (REDIS_ or REDIS_PERSECOND_), for messages. */
   readonly settingPrefix: string;
@@ -157,6 +173,8 @@ export interface RedisInstanceSettings {
   readonly poolOnEmptyBehavior: 'CREATE' | 'ERROR' | 'WAIT';
   readonly poolOnEmptyWaitMs: number;
   readonly closeConnectionOnReadonlyError: boolean;
+  /** Set when the password is an IAM token signed locally (REDIS_AWS_IAM_AUTH). */
+  readonly iam: RedisIamSettings | undefined;
 }
 
 export interface RedisBackendSettings {

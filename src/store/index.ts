@@ -6,3 +6,5 @@ export { RedisCounterStore } from './redis/redis-store';
 export { MemcachedCounterStore } from './memcached/memcached-store';
 export { createStore, STORE_OPENERS } from './create-store';
 export type { StoreDeps } from './store-deps';
+export type { RedisStoreOptions } from './redis/redis-store';
+export type { AwsIdentity } from './redis/aws-identity';

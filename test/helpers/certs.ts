@@ -13,6 +13,9 @@ export interface Certificates {
   readonly clientKey: string;
   /** A second CA, which signed nothing above, for tests that must fail verification. */
   readonly otherCaCert: string;
+  /** A client certificate signed by the second CA, which a server trusting `caCert` refuses. */
+  readonly otherClientCert: string;
+  readonly otherClientKey: string;
   destroy(): void;
 }
 
@@ -56,7 +59,10 @@ function issue(dir: string, name: string, subject: string, san: string, ca: stri
   ]);
 }
 
-/** Makes a CA, a server certificate for `serverName` and a client certificate. */
+/**
+ * Makes a CA, a server certificate for `serverName` (a host name, or an IP address such as
+ * 127.0.0.1) and client certificates.
+ */
 export function makeCertificates(serverName: string): Certificates {
   const dir = mkdtempSync(path.join(tmpdir(), 'rl-certs-'));
   for (const ca of ['ca', 'other-ca']) {
@@ -76,8 +82,10 @@ export function makeCertificates(serverName: string): Certificates {
       `/CN=test ${ca}`,
     ]);
   }
-  issue(dir, 'server', `/CN=${serverName}`, `DNS:${serverName}`, 'ca');
+  const isIp = /^[\d.]+$|:/.test(serverName);
+  issue(dir, 'server', `/CN=${serverName}`, `${isIp ? 'IP' : 'DNS'}:${serverName}`, 'ca');
   issue(dir, 'client', '/CN=ratelimit-client', 'DNS:ratelimit-client', 'ca');
+  issue(dir, 'other-client', '/CN=ratelimit-client', 'DNS:ratelimit-client', 'other-ca');
   const file = (name: string): string => path.join(dir, name);
   return {
     dir,
@@ -87,6 +95,8 @@ export function makeCertificates(serverName: string): Certificates {
     clientCert: file('client.crt'),
     clientKey: file('client.key'),
     otherCaCert: file('other-ca.crt'),
+    otherClientCert: file('other-client.crt'),
+    otherClientKey: file('other-client.key'),
     destroy: () => {
       rmSync(dir, { recursive: true, force: true });
     },

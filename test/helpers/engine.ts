@@ -9,6 +9,7 @@ import {
 import {
   OverLimitCache,
   RateLimitEngine,
+  RecentDecisions,
   type RateLimitRequest,
   type RequestDescriptor,
 } from '../../src/engine';
@@ -47,6 +48,8 @@ export interface EngineFixture {
   readonly engine: RateLimitEngine;
   readonly stats: StatsStore;
   readonly localCache: OverLimitCache | undefined;
+  /** The ring of recent refusals, when env sets DEBUG_RECENT_DECISIONS above 0. */
+  readonly recentDecisions: RecentDecisions | undefined;
 }
 
 /** An engine over `store` and the YAML `files`; the expiry jitter draws `random` (0 by default). */
@@ -63,6 +66,8 @@ export function engineOf(
     settings.localCacheSizeBytes > 0
       ? new OverLimitCache(settings.localCacheSizeBytes, clock)
       : undefined;
+  const capacity = Number(env.DEBUG_RECENT_DECISIONS ?? '0');
+  const recentDecisions = capacity > 0 ? new RecentDecisions(capacity, clock) : undefined;
   const engine = new RateLimitEngine({
     store,
     stats,
@@ -71,9 +76,10 @@ export function engineOf(
     logger: silentLogger,
     localCache,
     random,
+    ...(recentDecisions === undefined ? {} : { recentDecisions }),
   });
   engine.setSnapshot(snapshotOf(files, stats, { merge: env.MERGE_DOMAIN_CONFIG === 'true' }));
-  return { engine, stats, localCache };
+  return { engine, stats, localCache, recentDecisions };
 }
 
 /** A descriptor from `[key, value]` pairs. */

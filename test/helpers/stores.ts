@@ -7,7 +7,9 @@ import {
   MemoryCounterStore,
   RedisCounterStore,
   type CounterStore,
+  type RedisStoreOptions,
 } from '../../src/store';
+import type { Cluster, Redis } from 'ioredis';
 import type { MemcachedServer } from './memcached-server';
 import { memcacheSettings } from './memcached-settings';
 import type { RedisServer } from './redis-server';
@@ -65,25 +67,41 @@ export async function redisFixture(
   server: RedisServer,
   env: Record<string, string> = {},
 ): Promise<StoreFixture> {
-  const store = await RedisCounterStore.open(
-    redisSettings({ REDIS_URL: `127.0.0.1:${server.port}`, ...env }),
-    silentLogger,
-  );
-  const client = server.client();
+  return openRedisFixture('redis', { REDIS_URL: `127.0.0.1:${server.port}`, ...env }, [
+    server.client(),
+  ]);
+}
+
+/**
+ * A Redis store opened from environment-style settings (any mode), checked through `checkers`:
+ * clients of the places a key may live (the main and per-second instances); a key is read from
+ * the first that holds it. The checkers are closed with the fixture.
+ */
+export async function openRedisFixture(
+  name: string,
+  env: Record<string, string>,
+  checkers: readonly (Redis | Cluster)[],
+  options: RedisStoreOptions = {},
+): Promise<StoreFixture> {
+  const store = await RedisCounterStore.open(redisSettings(env), silentLogger, undefined, options);
+  const holder = async (key: string): Promise<Redis | Cluster | undefined> => {
+    for (const client of checkers) if ((await client.exists(key)) === 1) return client;
+    return undefined;
+  };
   return {
-    name: 'redis',
+    name,
     store,
     rawValue: async (key) => {
-      const value = await client.get(key);
-      return value === null ? undefined : Number(value);
+      const value = await (await holder(key))?.get(key);
+      return value === null || value === undefined ? undefined : Number(value);
     },
     ttlSeconds: async (key) => {
-      const ttl = await client.ttl(key);
+      const ttl = (await (await holder(key))?.ttl(key)) ?? -2;
       return ttl < 0 ? undefined : ttl;
     },
     close: async () => {
       await store.close();
-      client.disconnect();
+      for (const client of checkers) client.disconnect();
     },
     expirySetOn: 'every-increment',
   };

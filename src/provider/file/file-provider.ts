@@ -168,7 +168,7 @@ export class FileConfigProvider implements ConfigProvider {
     }
     // stop() may have run while the files were read.
     if (this.hasStopped()) return;
-    listener.onSnapshot(outcome.snapshot);
+    listener.onSnapshot(outcome.snapshot, { kind: 'files', directory: this.directory });
   }
 
   /** Loads the directory; the tree watch follows the subdirectories read. */

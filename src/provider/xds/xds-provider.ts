@@ -226,7 +226,11 @@ export class XdsConfigProvider implements ConfigProvider {
       });
       return;
     }
-    listener.onSnapshot(outcome.snapshot);
+    listener.onSnapshot(outcome.snapshot, {
+      kind: 'xds',
+      server: this.options.settings.serverUrl,
+      version,
+    });
     this.lastAcceptedVersion = version;
     call.write({
       versionInfo: version,

@@ -6,7 +6,7 @@ function rlconfig(sources: DebugSources): Endpoint {
     path: '/rlconfig',
     help: 'print out the currently loaded configuration for debugging',
     handle: (_req, res) => {
-      const snapshot = sources.snapshot();
+      const snapshot = sources.engine.currentSnapshot;
       sendText(res, 200, snapshot === undefined ? '' : snapshot.dump());
     },
   };
@@ -32,7 +32,7 @@ function healthComponents(sources: DebugSources): Endpoint {
     help: 'health of each component',
     handle: (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(sources.health()));
+      res.end(JSON.stringify(sources.health.describe()));
     },
   };
 }

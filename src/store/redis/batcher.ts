@@ -1,65 +1,103 @@
 // Collects the Redis commands of concurrent requests and writes them as one pipeline.
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { appendCommand } from './commands';
+import { settleSafely, type PipelineOp } from './ops';
 
-/** One request's part of a pipeline: how many replies it owns and what to do with them. */
-export interface PipelineOp {
-  /** Appends this op's commands; returns how many replies they produce. */
-  append(pipeline: ChainableCommander): number;
-  /** Receives this op's replies, in order. */
-  settle(replies: readonly [Error | null, unknown][]): void;
-  /** The whole pipeline failed. */
-  fail(err: unknown): void;
+/** What the store hands its requests to: one per instance, whatever the instance's mode. */
+export interface Batcher {
+  submit(op: PipelineOp): void;
+  /** Resolves once nothing is queued or in flight. */
+  drain(): Promise<void>;
 }
 
-/** One op's replies; an op that throws on them fails alone, and the others still settle. */
-function settleOne(op: PipelineOp | undefined, replies: readonly [Error | null, unknown][]): void {
-  try {
-    op?.settle(replies);
-  } catch (err: unknown) {
-    op?.fail(err);
+/** Runs `flush` once per event-loop turn (window 0) or at most every windowMs. */
+export class FlushSchedule {
+  private isScheduled = false;
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly flush: () => void,
+  ) {}
+
+  get isPending(): boolean {
+    return this.isScheduled;
+  }
+
+  request(): void {
+    if (this.isScheduled) return;
+    this.isScheduled = true;
+    if (this.windowMs > 0) setTimeout(this.run, this.windowMs);
+    else setImmediate(this.run);
+  }
+
+  private readonly run = (): void => {
+    this.isScheduled = false;
+    this.flush();
+  };
+}
+
+/** Counts batches in flight and wakes drain() callers when none is left. */
+export class InFlight {
+  private count = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  start(): void {
+    this.count += 1;
+  }
+
+  finish(isMoreQueued: boolean): void {
+    this.count -= 1;
+    if (this.count === 0 && !isMoreQueued) {
+      for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  drain(isMoreQueued: boolean): Promise<void> {
+    if (this.count === 0 && !isMoreQueued) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 }
 
 /**
+ * One pipeline per flush on one connection (a single server, or the master a sentinel names).
  * With a window of 0 the queue is written once per event-loop turn (no added wait); with a
  * window above 0 it is written at most that often, trading latency for fewer writes.
  */
-export class PipelineBatcher {
+export class PipelineBatcher implements Batcher {
   private queue: PipelineOp[] = [];
-  private isScheduled = false;
-  private inFlight = 0;
-  private idleWaiters: (() => void)[] = [];
+  private readonly schedule: FlushSchedule;
+  private readonly inFlight = new InFlight();
 
   constructor(
     private readonly client: Redis,
-    private readonly windowMs: number,
-  ) {}
+    windowMs: number,
+  ) {
+    this.schedule = new FlushSchedule(windowMs, () => {
+      this.flush();
+    });
+  }
 
   submit(op: PipelineOp): void {
     this.queue.push(op);
-    if (this.isScheduled) return;
-    this.isScheduled = true;
-    if (this.windowMs > 0) setTimeout(this.flush, this.windowMs);
-    else setImmediate(this.flush);
+    this.schedule.request();
   }
 
-  private readonly flush = (): void => {
-    this.isScheduled = false;
+  private flush(): void {
     const ops = this.queue;
     this.queue = [];
     if (ops.length === 0) return;
     const pipeline = this.client.pipeline();
-    const counts = ops.map((op) => op.append(pipeline));
-    this.inFlight += 1;
+    for (const op of ops) for (const command of op.commands) appendCommand(pipeline, command);
+    this.inFlight.start();
     pipeline
       .exec()
       .then(
         (results) => {
           const replies = results ?? [];
           let at = 0;
-          for (let i = 0; i < ops.length; i++) {
-            const count = counts[i] ?? 0;
-            settleOne(ops[i], replies.slice(at, at + count));
+          for (const op of ops) {
+            const count = op.commands.length;
+            settleSafely(op, replies.slice(at, at + count));
             at += count;
           }
         },
@@ -68,16 +106,11 @@ export class PipelineBatcher {
         },
       )
       .finally(() => {
-        this.inFlight -= 1;
-        if (this.inFlight === 0 && !this.isScheduled) {
-          for (const wake of this.idleWaiters.splice(0)) wake();
-        }
+        this.inFlight.finish(this.schedule.isPending);
       });
-  };
+  }
 
-  /** Resolves once nothing is queued or in flight. */
   drain(): Promise<void> {
-    if (this.inFlight === 0 && !this.isScheduled) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.inFlight.drain(this.schedule.isPending);
   }
 }

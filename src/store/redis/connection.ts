@@ -1,12 +1,21 @@
-// Builds and opens one ioredis client from the settings of one Redis instance.
-import { describeError } from '../../lib/errors';
-import { readFileSync } from 'node:fs';
+// Builds one instance's client (single, sentinel or cluster) and opens its first connection.
 import { performance } from 'node:perf_hooks';
 import { backOff } from 'exponential-backoff';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { maskCredentialsInUrl } from '../../lib/mask';
-import type { RedisAuthSettings, RedisInstanceSettings } from '../../settings';
+import type { RedisInstanceSettings } from '../../settings';
+import { createCluster } from './cluster';
+import { defineCounterScripts, type CounterClient } from './commands';
+import {
+  applyCredentials,
+  fixedCredentials,
+  type CredentialSource,
+  type NodeOptions,
+} from './credentials';
+import { sentinelOptions } from './sentinel';
+import { tlsHint, tlsOptions } from './tls';
 
 /** How the first connection is retried (REDIS_STARTUP_*). */
 export interface StartupBackoff {
@@ -19,25 +28,6 @@ export interface StartupBackoff {
 /** Reconnection after the first connection: quick, capped, for ever. */
 function runtimeRetryDelayMs(attempt: number): number {
   return Math.min(50 * 2 ** Math.min(attempt, 10), 2000);
-}
-
-function credentials(auth: RedisAuthSettings): { username?: string; password?: string } {
-  switch (auth.kind) {
-    case 'none':
-      return {};
-    case 'static':
-      return auth.username === undefined
-        ? { password: auth.password }
-        : { username: auth.username, password: auth.password };
-    case 'file': {
-      // Re-read on every connection attempt so rotated credentials take effect.
-      const text = readFileSync(auth.path, 'utf8').trim();
-      const colon = text.indexOf(':');
-      return colon < 0
-        ? { password: text }
-        : { username: text.slice(0, colon), password: text.slice(colon + 1) };
-    }
-  }
 }
 
 /** Where to connect: a unix socket path, a redis:// URL, or host:port. */
@@ -53,12 +43,13 @@ export function addressOptions(
 
 /** A description of the instance safe for logs. */
 export function describeInstance(instance: RedisInstanceSettings): string {
-  return `${instance.socketType} ${maskCredentialsInUrl(instance.url)}`;
+  const mode = instance.type === 'single' ? instance.socketType : instance.type;
+  return `${mode}${instance.tls === undefined ? '' : '+tls'} ${maskCredentialsInUrl(instance.url)}`;
 }
 
-/** Creates the client, not yet connected. */
-export function createClient(instance: RedisInstanceSettings): Redis {
-  const options = {
+/** Options of every connection to a Redis node, whatever the mode. */
+function nodeOptions(instance: RedisInstanceSettings): NodeOptions {
+  return {
     lazyConnect: true,
     // Commands fail at once while disconnected, so callers get an error instead of a stall.
     enableOfflineQueue: false,
@@ -69,59 +60,106 @@ export function createClient(instance: RedisInstanceSettings): Redis {
     // A stream that will not close politely is destroyed quickly instead of holding the process.
     disconnectTimeout: 200,
     ...(instance.closeConnectionOnReadonlyError
-      ? { reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false) }
+      ? {
+          // 1: reconnect (to whatever the mode names as master now) without resending.
+          reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
+        }
       : {}),
-    ...credentials(instance.auth),
-  } satisfies RedisOptions;
-  const address = addressOptions(instance);
-  const client =
-    typeof address === 'string'
-      ? new Redis(address, options)
-      : new Redis({ ...address, ...options });
-  if (instance.auth.kind === 'file') {
-    const auth = instance.auth;
-    client.on('reconnecting', () => {
-      try {
-        Object.assign(client.options, credentials(auth));
-      } catch {
-        // Keep the previous credentials; the connection attempt reports the failure.
-      }
-    });
+    ...fixedCredentials(instance.auth),
+  };
+}
+
+/** One instance's client, not yet connected, and the handles the store needs on it. */
+export interface InstanceClient {
+  readonly client: CounterClient;
+  readonly isCluster: boolean;
+  /** The option objects new connections are made from, where fresh credentials go. */
+  credentialTargets(): NodeOptions[];
+}
+
+/**
+ * Creates the client the instance's REDIS_TYPE asks for. Throws a TlsFileError naming the
+ * setting of a TLS file that cannot be used.
+ */
+export function createInstanceClient(instance: RedisInstanceSettings): InstanceClient {
+  const tls =
+    instance.tls === undefined ? undefined : tlsOptions(instance.tls, instance.settingPrefix);
+  const node = { ...nodeOptions(instance), ...(tls === undefined ? {} : { tls }) };
+  if (instance.type === 'cluster') {
+    const cluster = createCluster(instance, node, tls);
+    return {
+      client: defineCounterScripts(cluster),
+      isCluster: true,
+      credentialTargets: () => [
+        cluster.options.redisOptions ?? {},
+        ...cluster.nodes('all').map((n) => n.options),
+      ],
+    };
   }
-  return client;
+  let client: Redis;
+  if (instance.type === 'sentinel') {
+    client = new Redis(sentinelOptions(instance, node, tls));
+  } else {
+    const address = addressOptions(instance);
+    client =
+      typeof address === 'string' ? new Redis(address, node) : new Redis({ ...address, ...node });
+  }
+  return {
+    client: defineCounterScripts(client),
+    isCluster: false,
+    credentialTargets: () => [client.options],
+  };
+}
+
+/** Lets the client reconnect on its own after the first connection, or stops it doing so. */
+export function setReconnecting(client: Redis | Cluster, isOn: boolean): void {
+  const strategy = isOn ? runtimeRetryDelayMs : () => null;
+  if (client instanceof Cluster) client.options.clusterRetryStrategy = strategy;
+  else client.options.retryStrategy = strategy;
+}
+
+/** The error of a failed connection, with what to change when the settings can say it. */
+function explain(err: unknown, instance: RedisInstanceSettings): string {
+  const message = describeError(err);
+  const hint = tlsHint(err, instance.settingPrefix, instance.tls !== undefined);
+  return hint === undefined ? message : `${message} (${hint})`;
 }
 
 /**
  * Opens the first connection, retrying with exponential backoff until it succeeds or
- * maxElapsedMs passes; afterwards the client reconnects on its own, for ever.
+ * maxElapsedMs passes; afterwards the client reconnects on its own, for ever. Credentials
+ * from `source` are fetched before every attempt.
  */
 export async function connectWithBackoff(
-  client: Redis,
+  handle: InstanceClient,
   instance: RedisInstanceSettings,
+  source: CredentialSource | undefined,
   startup: StartupBackoff,
   logger: Logger,
 ): Promise<void> {
+  const { client } = handle;
   // The waits between attempts are real timers, so the time they add up to is measured on
   // the monotonic clock they run on: an injected test clock stands still meanwhile, and the
   // wall clock may be stepped.
   const startedAt = performance.now();
   const target = describeInstance(instance);
   // connect() rejects with a bare "Connection is closed."; the cause arrives as an 'error' event
-  // (on later attempts sometimes not at all, so the last one seen is kept).
-  let cause: Error | undefined;
+  // (a cluster's as 'node error'; on later attempts sometimes not at all, so the last one seen
+  // is kept).
+  const seen: { cause?: Error | undefined } = {};
   const onError = (err: Error): void => {
-    cause = err;
+    seen.cause = err;
   };
   client.on('error', onError);
+  client.on('node error', onError);
   try {
     await backOff(
       async () => {
-        if (instance.auth.kind === 'file')
-          Object.assign(client.options, credentials(instance.auth));
+        if (source !== undefined) applyCredentials(handle.credentialTargets(), await source.next());
         try {
           await client.connect();
         } catch (err: unknown) {
-          throw cause ?? err;
+          throw seen.cause ?? err;
         }
       },
       {
@@ -132,26 +170,22 @@ export async function connectWithBackoff(
         jitter: 'none',
         retry: (err: unknown, attempt: number) => {
           const elapsed = performance.now() - startedAt;
-          const message = describeError(err);
+          const error = explain(err, instance);
           if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
-            logger.error('giving up connecting to redis', {
-              target,
-              attempts: attempt - 1,
-              error: message,
-            });
+            logger.error('giving up connecting to redis', { target, attempts: attempt - 1, error });
             return false;
           }
-          logger.warn('cannot connect to redis yet, retrying', { target, attempt, error: message });
+          logger.warn('cannot connect to redis yet, retrying', { target, attempt, error });
           client.disconnect();
           return true;
         },
       },
     );
   } catch (err: unknown) {
-    const message = describeError(err);
-    throw new Error(`cannot connect to ${target}: ${message}`, { cause: err });
+    throw new Error(`cannot connect to ${target}: ${explain(err, instance)}`, { cause: err });
   } finally {
     client.off('error', onError);
+    client.off('node error', onError);
   }
-  client.options.retryStrategy = runtimeRetryDelayMs;
+  setReconnecting(client, true);
 }

@@ -8,11 +8,19 @@ import { RedisCounterStore } from './redis-store';
 /** REDIS_POOL_SIZE's default; any other value is worth a notice, as it changes nothing here. */
 const REFERENCE_POOL_SIZE = 10;
 
-function noticeIgnoredPoolSize(settings: RedisBackendSettings, logger: Logger): void {
+/** Settings of the reference's connection pools that mean nothing with one pipelined connection. */
+function noticeIgnoredPoolSettings(settings: RedisBackendSettings, logger: Logger): void {
   for (const instance of [settings.main, settings.perSecond]) {
-    if (instance !== undefined && instance.poolSize !== REFERENCE_POOL_SIZE) {
+    if (instance === undefined) continue;
+    const { settingPrefix: prefix } = instance;
+    if (instance.poolSize !== REFERENCE_POOL_SIZE) {
       logger.info(
-        `${instance.settingPrefix}POOL_SIZE has no effect: one pipelined connection per instance serves all requests`,
+        `${prefix}POOL_SIZE has no effect: one pipelined connection per ${instance.type === 'cluster' ? 'node' : 'instance'} serves all requests`,
+      );
+    }
+    if (instance.type === 'cluster' && instance.clusterPipelineParallelism !== 1) {
+      logger.info(
+        `${prefix}CLUSTER_PIPELINE_PARALLELISM has no effect: the commands of each event-loop turn go to every node at once, one pipeline per node`,
       );
     }
   }
@@ -29,8 +37,11 @@ export async function openRedisStore(
   settings: RedisBackendSettings,
   deps: StoreDeps,
 ): Promise<CounterStore> {
-  noticeIgnoredPoolSize(settings, deps.logger);
-  const store = await RedisCounterStore.open(settings, deps.logger, deps.stats);
+  noticeIgnoredPoolSettings(settings, deps.logger);
+  // IAM tokens are signed at the service's clock.
+  const store = await RedisCounterStore.open(settings, deps.logger, deps.stats, {
+    clock: deps.clock,
+  });
   if (settings.healthCheckActiveConnection) followConnection(store, deps.reportHealth);
   return store;
 }

@@ -104,6 +104,9 @@ describe('deploy/Dockerfile', () => {
     expect(
       [...files].filter((f) => f.startsWith('api/') && f.endsWith('.proto')).length,
     ).toBeGreaterThan(5);
+    // The debug listener's status page and the simulator's page are read from web/ at run time.
+    for (const page of ['web/status.html', 'web/status.js', 'web/sim.html', 'web/common.css'])
+      expect([page, files.has(page)]).toEqual([page, true]);
   });
 
   test('every path the entrypoint, CMD and HEALTHCHECK name exists in the built package', () => {

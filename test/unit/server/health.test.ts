@@ -21,3 +21,29 @@ it('starts unhealthy until a configuration with a domain is loaded, when require
   expect(changes).toEqual([true, false, true, false]);
   expect(health.describe()).toEqual({ backend: true, config: true, sigterm: false });
 });
+
+it('reports when each component and the whole last changed', () => {
+  let now = 1000;
+  const health = new HealthState({ requireConfig: true, nowMs: () => now });
+  now = 2000;
+  health.set('config', true);
+  now = 3000;
+  health.set('config', true);
+  health.set('backend', true);
+  expect(health.report()).toEqual({
+    isHealthy: true,
+    sinceMs: 2000,
+    components: [
+      { name: 'backend', isHealthy: true, sinceMs: 1000 },
+      { name: 'config', isHealthy: true, sinceMs: 2000 },
+      { name: 'sigterm', isHealthy: true, sinceMs: 1000 },
+    ],
+  });
+  now = 4000;
+  health.set('backend', false);
+  expect(health.report()).toMatchObject({
+    isHealthy: false,
+    sinceMs: 4000,
+    components: [{ name: 'backend', isHealthy: false, sinceMs: 4000 }, {}, {}],
+  });
+});

@@ -1,16 +1,9 @@
 // Settings: defaults, real names and neutral aliases, parsing, refusals with exact messages.
-import { loadSettings, SettingsError, allSettingNames, namesFor } from '../../../src/settings';
+import { loadSettings, allSettingNames, namesFor } from '../../../src/settings';
+import { settingsProblems } from '../../helpers/settings';
 import { list, map } from '../../../src/settings/fields';
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadSettings(env);
-  } catch (err: unknown) {
-    if (err instanceof SettingsError) return err.problems.map((p) => `${p.setting}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected a SettingsError');
-}
+const problems = settingsProblems;
 
 describe('defaults', () => {
   const s = loadSettings({});
@@ -19,7 +12,12 @@ describe('defaults', () => {
     expect(s.server.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(s.server.grpc.host).toBe('0.0.0.0');
     expect(s.server.grpc.port).toBe(8081);
-    expect(s.server.debug).toEqual({ host: '0.0.0.0', port: 6070, isProfilingEnabled: false });
+    expect(s.server.debug).toEqual({
+      host: '0.0.0.0',
+      port: 6070,
+      isProfilingEnabled: false,
+      recentDecisions: 1000,
+    });
     expect(s.server.grpc.maxConnectionAgeMs).toBe(24 * 3600 * 1000);
     expect(s.server.grpc.maxConnectionAgeGraceMs).toBe(3600 * 1000);
     expect(s.log).toEqual({ level: 'warning', format: 'text' });
@@ -177,6 +175,7 @@ describe('aliases', () => {
       'GRPC_UDS',
       'DEBUG_HOST',
       'DEBUG_PORT',
+      'DEBUG_RECENT_DECISIONS',
       'LOG_LEVEL',
       'LOG_FORMAT',
       'CONFIG_TYPE',
@@ -324,6 +323,10 @@ describe('refusals name the setting, the value and what is accepted', () => {
     ],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT: "xml" is not valid; accepted: text, json'],
     [
+      { DEBUG_RECENT_DECISIONS: '1000000' },
+      'DEBUG_RECENT_DECISIONS: "1000000" is not valid; accepted: a whole number from 0 to 100000',
+    ],
+    [
       { NEAR_LIMIT_RATIO: '1.5' },
       'NEAR_LIMIT_RATIO: "1.5" is not valid; accepted: a number from 0 to 1',
     ],
@@ -418,19 +421,10 @@ describe('refusals name the setting, the value and what is accepted', () => {
 describe('capabilities not built yet are refused, never ignored', () => {
   it.each([
     [
-      { REDIS_TYPE: 'cluster', REDIS_URL: 'a:1,b:2' },
-      'REDIS_TYPE: "cluster" asks for Redis sentinel and cluster modes',
-    ],
-    [{ REDIS_TLS: 'true' }, 'REDIS_TLS: "true" asks for TLS to Redis'],
-    [
       { GRPC_SERVER_USE_TLS: 'true', GRPC_SERVER_TLS_CERT: 'c', GRPC_SERVER_TLS_KEY: 'k' },
       'GRPC_SERVER_USE_TLS: "true" asks for TLS on the gRPC listener',
     ],
     [{ TRACING_ENABLED: 'true' }, 'TRACING_ENABLED: "true" asks for OTLP tracing'],
-    [
-      { REDIS_AWS_IAM_AUTH: 'true' },
-      'REDIS_AWS_IAM_AUTH: "true" asks for cloud identity (AWS IAM) authentication to Redis',
-    ],
   ])('%j', (env, start) => {
     const found = problems(env);
     expect(found).toHaveLength(1);

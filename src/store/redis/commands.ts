@@ -1,0 +1,81 @@
+// The few Redis commands the counters need, as values the batchers can route, pipeline or resend.
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+
+/**
+ * Subtracts, floors at 0 and refreshes the expiry in one step; a missing key stays missing.
+ * DECRBY keeps the arithmetic in Redis's integers: Lua's numbers are doubles, and a large
+ * value written back from one ("9.2233720368548e+18") would make every later INCRBY fail.
+ */
+export const DECREMENT_FLOORED = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local value = redis.call('DECRBY', KEYS[1], ARGV[1])
+if value < 0 then
+  redis.call('SET', KEYS[1], 0, 'EX', ARGV[2])
+  return 0
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return value
+`;
+
+/** A single-node client or a cluster client, with the floored decrement defined on it. */
+export type CounterClient = (Redis | Cluster) & {
+  decrementFloored(key: string, hits: number, ttlSeconds: number): Promise<number>;
+};
+
+type PipelineWithScript = ChainableCommander & {
+  decrementFloored(key: string, hits: number, ttlSeconds: number): ChainableCommander;
+};
+
+/** One command on one key. */
+export type CounterCommand =
+  | { readonly name: 'incrby'; readonly key: string; readonly hits: number }
+  | { readonly name: 'expire'; readonly key: string; readonly ttlSeconds: number }
+  | {
+      readonly name: 'decrementFloored';
+      readonly key: string;
+      readonly hits: number;
+      readonly ttlSeconds: number;
+    }
+  | { readonly name: 'get'; readonly key: string };
+
+/** Defines the floored decrement script on a new client. */
+export function defineCounterScripts(client: Redis | Cluster): CounterClient {
+  client.defineCommand('decrementFloored', { numberOfKeys: 1, lua: DECREMENT_FLOORED });
+  return client as CounterClient;
+}
+
+/** Adds the command to a pipeline. */
+export function appendCommand(pipeline: ChainableCommander, command: CounterCommand): void {
+  switch (command.name) {
+    case 'incrby':
+      pipeline.incrby(command.key, command.hits);
+      return;
+    case 'expire':
+      pipeline.expire(command.key, command.ttlSeconds);
+      return;
+    case 'decrementFloored':
+      (pipeline as PipelineWithScript).decrementFloored(
+        command.key,
+        command.hits,
+        command.ttlSeconds,
+      );
+      return;
+    case 'get':
+      pipeline.get(command.key);
+      return;
+  }
+}
+
+/** Sends the command on its own, so the client's own redirection handling applies to it. */
+export function sendCommand(client: CounterClient, command: CounterCommand): Promise<unknown> {
+  switch (command.name) {
+    case 'incrby':
+      return client.incrby(command.key, command.hits);
+    case 'expire':
+      return client.expire(command.key, command.ttlSeconds);
+    case 'decrementFloored':
+      return client.decrementFloored(command.key, command.hits, command.ttlSeconds);
+    case 'get':
+      return client.get(command.key);
+  }
+}

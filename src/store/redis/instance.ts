@@ -1,0 +1,188 @@
+// One Redis instance (the main one or the per-second one): its client, batcher and connection state.
+import type { Cluster } from 'ioredis';
+import { systemClock, type Clock } from '../../lib/clock';
+import { describeError } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
+import type { RedisInstanceSettings } from '../../settings';
+import type { Counter, Gauge } from '../../stats';
+import type { CounterIncrement } from '../counter-store';
+import { StoreError } from '../errors';
+import { defaultAwsIdentity, type AwsIdentity } from './aws-identity';
+import { PipelineBatcher, type Batcher } from './batcher';
+import { ClusterBatcher } from './cluster-batcher';
+import type { CounterClient } from './commands';
+import {
+  connectWithBackoff,
+  createInstanceClient,
+  describeInstance,
+  setReconnecting,
+  type InstanceClient,
+  type StartupBackoff,
+} from './connection';
+import { credentialSource, keepCredentialsFresh, type CredentialSource } from './credentials';
+import { IamTokenProvider } from './iam-token';
+import { IncrementOp, ReadOp, toStoreError } from './ops';
+import { TlsFileError } from './tls';
+
+/** The reference's redis_pool statistics of one instance. */
+export interface PoolStats {
+  readonly active: Gauge;
+  readonly total: Counter;
+  readonly closed: Counter;
+}
+
+/** What opening an instance needs besides its settings. */
+export interface InstanceDeps {
+  readonly logger: Logger;
+  readonly startup: StartupBackoff;
+  readonly pool: PoolStats | undefined;
+  /** Called whenever the instance connects or loses its connection. */
+  readonly onChange: () => void;
+  /** Signs IAM tokens; the AWS SDK's default chain when absent. */
+  readonly awsIdentity?: AwsIdentity | undefined;
+  readonly clock?: Clock | undefined;
+}
+
+async function iamProvider(
+  instance: RedisInstanceSettings,
+  deps: InstanceDeps,
+): Promise<IamTokenProvider | undefined> {
+  const iam = instance.iam;
+  if (iam === undefined) return undefined;
+  const identity = deps.awsIdentity ?? defaultAwsIdentity();
+  let region = iam.region;
+  if (region === undefined) {
+    try {
+      region = await identity.region();
+    } catch (err: unknown) {
+      throw new StoreError(
+        'redis',
+        `${instance.settingPrefix}AWS_IAM_REGION is empty and the AWS SDK found no region (AWS_REGION, the shared config file): ${describeError(err)}`,
+        false,
+        { cause: err },
+      );
+    }
+  }
+  return new IamTokenProvider({
+    iam,
+    region,
+    credentials: identity.credentials,
+    clock: deps.clock ?? systemClock,
+  });
+}
+
+function createHandle(instance: RedisInstanceSettings): InstanceClient {
+  try {
+    return createInstanceClient(instance);
+  } catch (err: unknown) {
+    // A TLS file that cannot be used will not get better by retrying.
+    if (err instanceof TlsFileError) throw new StoreError('redis', err.message, false);
+    throw err;
+  }
+}
+
+export class Instance {
+  readonly batcher: Batcher;
+  private isReady = false;
+  private stopRefreshing: () => void = () => undefined;
+
+  private constructor(
+    readonly settings: RedisInstanceSettings,
+    private readonly handle: InstanceClient,
+    deps: InstanceDeps,
+  ) {
+    const { client } = handle;
+    this.batcher = handle.isCluster
+      ? new ClusterBatcher(
+          client as CounterClient & Cluster,
+          settings.pipelineWindowMs,
+          settings.timeoutMs,
+        )
+      : new PipelineBatcher(client as Exclude<CounterClient, Cluster>, settings.pipelineWindowMs);
+    client.on('error', (err: Error) => {
+      deps.logger.debug('redis client error', {
+        target: describeInstance(settings),
+        error: err.message,
+      });
+    });
+    client.on('ready', () => {
+      this.isReady = true;
+      deps.pool?.total.inc();
+      deps.pool?.active.set(1);
+      deps.onChange();
+    });
+    for (const event of ['close', 'end']) {
+      client.on(event, () => {
+        if (!this.isReady) return;
+        this.isReady = false;
+        deps.pool?.closed.inc();
+        deps.pool?.active.set(0);
+        deps.onChange();
+      });
+    }
+  }
+
+  /**
+   * Creates the client and opens its first connection as REDIS_STARTUP_* says. Rejects with a
+   * StoreError naming the setting to change when it gives up.
+   */
+  static async open(settings: RedisInstanceSettings, deps: InstanceDeps): Promise<Instance> {
+    const iam = await iamProvider(settings, deps);
+    const handle = createHandle(settings);
+    const instance = new Instance(settings, handle, deps);
+    const source: CredentialSource | undefined = credentialSource(settings.auth, iam);
+    if (source !== undefined) {
+      instance.stopRefreshing = keepCredentialsFresh(
+        handle.client,
+        () => handle.credentialTargets(),
+        source,
+        deps.logger,
+        describeInstance(settings),
+      );
+    }
+    deps.logger.warn('connecting to redis', {
+      target: describeInstance(settings),
+      perSecond: settings.settingPrefix === 'REDIS_PERSECOND_',
+    });
+    try {
+      await connectWithBackoff(handle, settings, source, deps.startup, deps.logger);
+    } catch (err: unknown) {
+      instance.stopRefreshing();
+      handle.client.disconnect();
+      throw toStoreError(err);
+    }
+    return instance;
+  }
+
+  get isConnected(): boolean {
+    // The status, not the 'ready' event: a cluster announces it a tick after connect() resolves.
+    return this.handle.client.status === 'ready';
+  }
+
+  increment(items: readonly CounterIncrement[]): Promise<number[]> {
+    return new Promise((resolve, reject) => {
+      this.batcher.submit(new IncrementOp(items, resolve, reject));
+    });
+  }
+
+  read(keys: readonly string[]): Promise<number[]> {
+    return new Promise((resolve, reject) => {
+      this.batcher.submit(new ReadOp(keys, resolve, reject));
+    });
+  }
+
+  /** Finishes in-flight work, then closes the connections for good. */
+  async close(): Promise<void> {
+    await this.batcher.drain();
+    this.stopRefreshing();
+    const client = this.handle.client;
+    setReconnecting(client, false);
+    try {
+      await client.quit();
+    } catch {
+      // Closed already or unreachable: disconnect() below ends it either way.
+    }
+    // QUIT leaves a sentinel client's failover-detector subscriptions open; this ends them.
+    client.disconnect();
+  }
+}

@@ -1,0 +1,119 @@
+// The debug listener's status page in a real browser (Debian's chromium through playwright-core),
+// against the built service: rules from a file, a counter lookup that matches what gRPC calls
+// counted, a refusal appearing live, and a phone-sized screen.
+import type { Page } from 'playwright-core';
+import { launchChromium, type Browser } from '../../scripts/chromium';
+import { collectCleanups } from '../helpers/cleanups';
+import { RlsClient, rlsRequest } from '../helpers/grpc-client';
+import { RuntimeDir } from '../helpers/runtime-dir';
+import { ServiceProcess } from '../helpers/service-process';
+
+// A day, so that the calls and the lookup fall in one window.
+const CONFIG = `domain: shop
+descriptors:
+  - key: user
+    rate_limit: { unit: day, requests_per_unit: 2 }
+  - key: path
+    value: /cart
+    shadow_mode: true
+    rate_limit: { unit: day, requests_per_unit: 100 }
+`;
+
+const cleanup = collectCleanups();
+let service: ServiceProcess;
+let client: RlsClient;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  const runtime = new RuntimeDir({ 'shop.yaml': CONFIG });
+  cleanup(() => {
+    runtime.destroy();
+  });
+  service = await ServiceProcess.start({ env: { BACKEND_TYPE: 'memory', ...runtime.env() } });
+  cleanup(() => service.stop());
+  client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+  cleanup(() => {
+    client.close();
+  });
+  browser = await launchChromium();
+  cleanup(() => browser.close());
+  page = await browser.context.newPage();
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+  await page.goto(service.debugUrl('/'));
+});
+
+afterEach(() => {
+  expect(pageErrors).toEqual([]);
+});
+
+const alice = rlsRequest('shop', [[['user', 'alice']]]);
+
+it('shows health and a rule loaded from a file, and filters the rules', async () => {
+  await page.locator('#overall.ok').waitFor();
+  expect(await page.locator('#health tbody').innerText()).toMatch(/backend\s+healthy/);
+  const row = page.locator('#rules tbody tr', { hasText: 'user' }).first();
+  await row.waitFor();
+  expect(await row.innerText()).toMatch(/shop\s+user\s+2 \/ day/);
+  expect(await row.innerText()).toContain('shop.yaml');
+  expect(await page.locator('#rules-origin').innerText()).toContain('files in');
+
+  await page.fill('#rules-filter', 'shadow');
+  await page.locator('#rules tbody tr', { hasText: 'user' }).waitFor({ state: 'detached' });
+  expect(await page.locator('#rules tbody tr').count()).toBe(1);
+  await page.fill('#rules-filter', 'no such rule');
+  await page.locator('#rules-empty').waitFor({ state: 'visible' });
+  await page.fill('#rules-filter', '');
+  expect(await page.locator('#rules tbody tr').count()).toBe(2);
+});
+
+it('looks up the count that gRPC calls just produced', async () => {
+  const answers = [await client.shouldRateLimit(alice), await client.shouldRateLimit(alice)];
+  expect(answers.map((a) => a.overallCode)).toEqual(['OK', 'OK']);
+  await page.selectOption('#lookup-domain', 'shop');
+  await page.fill('#lookup-descriptor', 'user=alice');
+  await page.click('#lookup-form button[type=submit]');
+  const count = page.locator('#lookup tbody td.count');
+  await count.waitFor();
+  expect(await count.innerText()).toBe('2');
+  expect(await page.locator('#lookup tbody').innerText()).toMatch(/shop_user_alice_\d+/);
+
+  await page.fill('#lookup-descriptor', 'user');
+  await page.click('#lookup-form button[type=submit]');
+  await page.locator('#lookup-error', { hasText: "has no '='" }).waitFor();
+  // The browser logs the 400 it was meant to get; only that.
+  expect(pageErrors.splice(0)).toEqual([
+    'Failed to load resource: the server responded with a status of 400 (Bad Request)',
+  ]);
+});
+
+it('shows a refused call in the recent table without a reload', async () => {
+  await page.evaluate('window.__sameDocument = true');
+  expect((await client.shouldRateLimit(alice)).overallCode).toBe('OVER_LIMIT');
+  const row = page.locator('#recent tbody tr', { hasText: 'user=alice' });
+  await row.waitFor();
+  expect(await row.innerText()).toMatch(
+    /refused\s+shop\s+user=alice\s+shop\.user\s+2 \/ day\s+1\s+0/,
+  );
+  expect(await page.evaluate('window.__sameDocument')).toBe(true);
+  await page.locator('#stat-over_limit .value', { hasText: '1' }).waitFor();
+});
+
+it('fits a phone-sized screen without sideways scrolling of the page', async () => {
+  const phone = await browser.context.newPage();
+  try {
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(service.debugUrl('/'));
+    await phone.locator('#rules tbody tr').first().waitFor();
+    const widths = await phone.evaluate<[number, number]>(
+      '[document.documentElement.scrollWidth, window.innerWidth]',
+    );
+    expect(widths[0]).toBeLessThanOrEqual(widths[1]);
+  } finally {
+    await phone.close();
+  }
+});
