@@ -121,8 +121,8 @@ it('a healthy run, a password change and an outage', async () => {
 
   // The password changes under the service, then the per-second server goes away.
   const admin = main.client();
-  await admin.config('SET', 'requirepass', 'another-one');
-  await admin.client('KILL', 'TYPE', 'normal');
+  await admin.call('CONFIG', 'SET', 'requirepass', 'another-one');
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'normal');
   admin.disconnect();
   await perSecond.stop();
   for (const key of ['hour', 'second']) {
