@@ -18,6 +18,7 @@ import {
   ConfigStatus,
   createListeners,
   HealthState,
+  catchStrayErrors,
   LastResort,
   openMetricsListener,
   type ListenerPorts,
@@ -325,21 +326,6 @@ async function runSupervisor(settings: Settings): Promise<void> {
   }
 }
 
-/**
- * The process's last resort: an exception or rejection nothing handled (a bug in a timer, an
- * event handler outside every request path's own guard) is logged and counted, and the
- * service goes on: one request, or one stray callback, never takes the process down.
- */
-function keepRunningOnStrayErrors(service: RunningService): void {
-  const lastResort = new LastResort(service.stats, service.logger);
-  process.on('uncaughtException', (err) => {
-    lastResort.report(err, 'process (uncaught exception)');
-  });
-  process.on('unhandledRejection', (reason) => {
-    lastResort.report(reason, 'process (unhandled rejection)');
-  });
-}
-
 /** Stops cleanly on SIGTERM or SIGINT; a worker also stops when its supervisor goes away. */
 function stopOnSignals(service: RunningService, isWorker: boolean): void {
   if (isWorker) {
@@ -395,6 +381,7 @@ export async function runFromCommandLine(
     failStart(err);
   }
   if (index !== undefined) announceReady();
-  keepRunningOnStrayErrors(service);
+  // One request, or one stray callback, never takes the process down.
+  catchStrayErrors(new LastResort(service.stats, service.logger));
   stopOnSignals(service, index !== undefined);
 }

@@ -63,3 +63,17 @@ export class LastResort {
     }
   }
 }
+
+/**
+ * The process's last resort: an exception or rejection nothing handled (a bug in a timer, an
+ * event handler outside every request path's own guard) is logged and counted, and the
+ * service goes on.
+ */
+export function catchStrayErrors(lastResort: LastResort): void {
+  process.on('uncaughtException', (err) => {
+    lastResort.report(err, 'process (uncaught exception)');
+  });
+  process.on('unhandledRejection', (reason) => {
+    lastResort.report(reason, 'process (unhandled rejection)');
+  });
+}

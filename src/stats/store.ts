@@ -1,32 +1,21 @@
 // In-process statistics: counters, gauges and timers by name, with handles bound once and reused.
 import { RULE_SCOPE, RULE_STAT_SUFFIXES, STAT, sanitizeStatName } from './names';
+import {
+  LastValueGauge,
+  NullCounter,
+  NullTimer,
+  ReservoirTimer,
+  SummingCounter,
+  type Counter,
+  type Gauge,
+  type StatTags,
+  type Timer,
+  type TimerObserver,
+} from './metrics';
 import { nameTagSuffix } from './tags';
 
-/** Fixed tags of a statistic, such as the version of `ratelimit.build_info`. */
-export type StatTags = Readonly<Record<string, string>>;
-
-/** A monotonically increasing count; sinks send the change since the last flush. */
-export interface Counter {
-  readonly name: string;
-  add(amount: number): void;
-  inc(): void;
-  readonly value: number;
-}
-
-/** A value that is set, not accumulated. */
-export interface Gauge {
-  readonly name: string;
-  /** Tags this gauge always carries; sinks write them as they write EXTRA_TAGS. */
-  readonly tags: StatTags;
-  set(value: number): void;
-  readonly value: number;
-}
-
-/** A distribution of durations in milliseconds. */
-export interface Timer {
-  readonly name: string;
-  record(ms: number): void;
-}
+export { ReservoirTimer } from './metrics';
+export type { Counter, Gauge, StatTags, Timer, TimerObserver } from './metrics';
 
 /** The counters of one rate limit rule, bound when the configuration compiles. */
 export interface RuleStats {
@@ -63,49 +52,6 @@ export interface RuleStatsFactory {
   newRulesScope(): { keep(): void; discard(): void };
 }
 
-/** Receives every sample of one timer as it is recorded (the Prometheus histogram). */
-export type TimerObserver = (ms: number) => void;
-
-class SummingCounter implements Counter {
-  value = 0;
-  constructor(readonly name: string) {}
-  add(amount: number): void {
-    this.value += amount;
-  }
-  inc(): void {
-    this.value += 1;
-  }
-}
-
-class NullCounter implements Counter {
-  readonly value = 0;
-  constructor(readonly name: string) {}
-  add(): void {
-    /* statistics are disabled */
-  }
-  inc(): void {
-    /* statistics are disabled */
-  }
-}
-
-class LastValueGauge implements Gauge {
-  value = 0;
-  constructor(
-    readonly name: string,
-    readonly tags: StatTags,
-  ) {}
-  set(value: number): void {
-    this.value = value;
-  }
-}
-
-class NullTimer implements Timer {
-  constructor(readonly name: string) {}
-  record(): void {
-    /* statistics are disabled */
-  }
-}
-
 function ruleCounters(stats: RuleStats): Counter[] {
   return [
     stats.totalHits,
@@ -116,42 +62,6 @@ function ruleCounters(stats: RuleStats): Counter[] {
     stats.shadowMode,
     stats.totalNegativeHits,
   ];
-}
-
-/** Timer samples kept between flushes; past the cap, samples are thinned and the rate recorded. */
-const TIMER_SAMPLE_CAP = 2048;
-
-export class ReservoirTimer implements Timer {
-  private samples: number[] = [];
-  private seen = 0;
-  private observers: TimerObserver[] = [];
-
-  constructor(readonly name: string) {}
-
-  record(ms: number): void {
-    for (const observe of this.observers) observe(ms);
-    this.seen += 1;
-    if (this.samples.length < TIMER_SAMPLE_CAP) {
-      this.samples.push(ms);
-      return;
-    }
-    // Reservoir sampling keeps a uniform sample of the interval in bounded memory.
-    const slot = Math.floor(Math.random() * this.seen);
-    if (slot < TIMER_SAMPLE_CAP) this.samples[slot] = ms;
-  }
-
-  observe(observer: TimerObserver): void {
-    this.observers = [...this.observers, observer];
-  }
-
-  /** Takes the samples recorded since the last drain and the fraction of samples kept. */
-  drain(): { samples: number[]; sampleRate: number } {
-    const samples = this.samples;
-    const sampleRate = this.seen === 0 ? 1 : samples.length / this.seen;
-    this.samples = [];
-    this.seen = 0;
-    return { samples, sampleRate };
-  }
 }
 
 /** A snapshot of every statistic, as sinks and /stats see it. */

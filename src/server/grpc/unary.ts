@@ -40,6 +40,20 @@ function buffered(session: http2.Http2Session | undefined, change: number): numb
   return now;
 }
 
+function bodyTooSlow(reading: UnaryReading): CallError {
+  return new CallError(
+    GrpcStatus.DEADLINE_EXCEEDED,
+    `the request did not arrive in full within HEADER_TIMEOUT (${reading.headerTimeoutMs} ms)`,
+  );
+}
+
+function connectionFull(connectionCap: number): CallError {
+  return new CallError(
+    GrpcStatus.RESOURCE_EXHAUSTED,
+    `this connection's unfinished requests hold more than ${connectionCap} bytes`,
+  );
+}
+
 /** Reads a request body, refusing one larger than a message may be or slower than allowed. */
 function readBody(
   stream: http2.ServerHttp2Stream,
@@ -69,12 +83,7 @@ function readBody(
   };
   const timer = setTimeout(() => {
     if (isSettled) return;
-    refuse(
-      new CallError(
-        GrpcStatus.DEADLINE_EXCEEDED,
-        `the request did not arrive in full within HEADER_TIMEOUT (${reading.headerTimeoutMs} ms)`,
-      ),
-    );
+    refuse(bodyTooSlow(reading));
     stream.close();
   }, reading.headerTimeoutMs);
   timer.unref();
@@ -87,12 +96,7 @@ function readBody(
     }
     held += chunk.length;
     if (buffered(session, chunk.length) > connectionCap) {
-      refuse(
-        new CallError(
-          GrpcStatus.RESOURCE_EXHAUSTED,
-          `this connection's unfinished requests hold more than ${connectionCap} bytes`,
-        ),
-      );
+      refuse(connectionFull(connectionCap));
       return;
     }
     if (first === undefined) first = chunk;
