@@ -38,6 +38,7 @@ function serviceEnv(
   ports: Record<string, number>,
   work: string,
   redis: Deployment | undefined,
+  otlpPort: number,
 ): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '',
@@ -51,6 +52,7 @@ function serviceEnv(
     DEBUG_PORT: String(ports.debug),
     BACKEND_TYPE: redis?.backendType ?? 'memory',
     ...redis?.env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`,
     RUNTIME_ROOT: work,
     RUNTIME_SUBDIRECTORY: '',
     RUNTIME_APPDIRECTORY: 'config',
@@ -67,6 +69,7 @@ async function startServer(
   scenario: Scenario,
   redis: Deployment | undefined,
   work: string,
+  otlpPort: number,
 ): Promise<{ child: ChildProcess; port: number; pids: () => number[] }> {
   const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
@@ -82,7 +85,7 @@ async function startServer(
           cores,
           process.execPath,
           [path.join(ROOT, 'bin', 'ratelimit.js')],
-          serviceEnv(scenario, ports, work, redis),
+          serviceEnv(scenario, ports, work, redis, otlpPort),
         );
   const output = captureOutput(child);
   // taskset execs the command, so the child's id is the server's (or the supervisor's).
@@ -99,8 +102,9 @@ async function measure(
   scenario: Scenario,
   redis: Deployment | undefined,
   work: string,
+  otlpPort: number,
 ): Promise<Measurement> {
-  const server = await startServer(scenario, redis, work);
+  const server = await startServer(scenario, redis, work, otlpPort);
   try {
     const options: LoadOptions = {
       kind: scenario.kind,
@@ -180,6 +184,15 @@ async function main(): Promise<void> {
   const deployments = await startDeployments(modes, CORES.redis, work);
   const deploymentOf = (s: Scenario): Deployment | undefined =>
     isDeployed(s.backend) ? deployments.get(s.backend) : undefined;
+  // The tracing rows export to a sink that accepts and drops, so the export cost is measured.
+  const otlpPort = scenarios.some((s) => s.env.TRACING_ENABLED === 'true') ? await freePort() : 0;
+  const otlpSink =
+    otlpPort === 0
+      ? undefined
+      : pinned(CORES.redis, process.execPath, [
+          path.join(ROOT, 'dist', 'bench', 'otlp-sink.js'),
+          String(otlpPort),
+        ]);
   try {
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
@@ -194,7 +207,7 @@ async function main(): Promise<void> {
       const thisRound = new Map<string, Measurement>();
       for (const scenario of scenarios) {
         for (const d of deployments.values()) d.flush();
-        const m = await measure(scenario, deploymentOf(scenario), work);
+        const m = await measure(scenario, deploymentOf(scenario), work, otlpPort);
         thisRound.set(scenario.name, m);
         measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
         const ceiling =
@@ -269,6 +282,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\nresults: ${path.relative(process.cwd(), file)}\n`);
   } finally {
     await Promise.all([...deployments.values()].map((d) => d.stop()));
+    if (otlpSink !== undefined) await stop(otlpSink);
     rmSync(work, { recursive: true, force: true });
   }
 }

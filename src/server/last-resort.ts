@@ -67,9 +67,10 @@ export class LastResort {
 /**
  * The process's last resort: an exception or rejection nothing handled (a bug in a timer, an
  * event handler outside every request path's own guard) is logged and counted, and the
- * service goes on.
+ * service goes on: one request, or one stray callback, never takes the process down.
  */
-export function catchStrayErrors(lastResort: LastResort): void {
+export function catchStrayErrors(service: { stats: StatsStore; logger: Logger }): void {
+  const lastResort = new LastResort(service.stats, service.logger);
   process.on('uncaughtException', (err) => {
     lastResort.report(err, 'process (uncaught exception)');
   });

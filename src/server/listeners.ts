@@ -6,6 +6,7 @@ import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
 import type { ConnectionLimits, LimitsSettings, ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
+import type { RequestTracer } from '../tracing';
 import type { ConfigStatus } from './config-status';
 import { createDebugServer } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
@@ -38,6 +39,8 @@ export interface ListenerOptions {
   readonly configStatus: ConfigStatus;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  /** Server spans per call; undefined while TRACING_ENABLED is false. */
+  readonly tracer: RequestTracer | undefined;
   /** With several workers the first alone serves debug, so its answers come from one process. */
   readonly isDebugServed: boolean;
   /** The scrape this process serves; undefined when Prometheus is off or a supervisor serves it. */
@@ -134,7 +137,7 @@ interface Opening extends ListenerOptions {
 }
 
 async function openGrpc(options: Opening): Promise<OpenListener> {
-  const { settings, engine, health, stats, logger, limits, lastResort } = options;
+  const { settings, engine, health, stats, logger, limits, lastResort, tracer } = options;
   const server = new RateLimitGrpcServer({
     settings: settings.grpc,
     engine,
@@ -143,6 +146,7 @@ async function openGrpc(options: Opening): Promise<OpenListener> {
     logger,
     limits,
     lastResort,
+    tracer,
   });
   const port = await server.listen();
   return {
@@ -153,8 +157,15 @@ async function openGrpc(options: Opening): Promise<OpenListener> {
 }
 
 function openHttpFrontEnd(options: Opening): Promise<OpenListener> {
-  const { settings, engine, health, logger, limits, lastResort } = options;
-  const handler = createHttpHandler({ engine, health, logger, limits: limits.request, lastResort });
+  const { settings, engine, health, logger, limits, lastResort, tracer } = options;
+  const handler = createHttpHandler({
+    engine,
+    health,
+    logger,
+    limits: limits.request,
+    lastResort,
+    tracer,
+  });
   return openHttp(
     http.createServer(httpServerOptions(limits.connection), handler),
     settings.http,

@@ -5,12 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadPackageDefinition } from '../../src/lib/proto';
+import { pythonCalls, type PythonAnswer } from '../helpers/python-grpc';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 
 const RLS_PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
-/** Debian's python3 is the one with python3-grpcio, whatever else is first on PATH. */
-const DEBIAN_PYTHON = '/usr/bin/python3';
 
 interface Codec {
   requestSerialize(value: unknown): Buffer;
@@ -31,42 +30,6 @@ function request(domain: string, key: string, value: string, hits?: number): Buf
     descriptors: [{ entries: [{ key, value }] }],
     ...(hits === undefined ? {} : { hitsAddend: hits }),
   });
-}
-
-// Calls the method with bytes in and bytes out, so the client needs no generated code: the
-// C core does the HTTP/2, framing, deadlines and status handling.
-const PYTHON_CALLER = `
-import sys, grpc
-address, method, *bodies = sys.argv[1:]
-with grpc.insecure_channel(address) as channel:
-    call = channel.unary_unary(method)
-    for body in bodies:
-        try:
-            print('0', call(bytes.fromhex(body), timeout=5).hex())
-        except grpc.RpcError as err:
-            print(err.code().value[0], err.details())
-`;
-
-interface PythonAnswer {
-  readonly status: number;
-  /** The response bytes (status 0) or the status message. */
-  readonly detail: string;
-}
-
-function pythonCalls(port: number, method: string, bodies: readonly Buffer[]): PythonAnswer[] {
-  const run = spawnSync(
-    DEBIAN_PYTHON,
-    ['-c', PYTHON_CALLER, `127.0.0.1:${port}`, method, ...bodies.map((b) => b.toString('hex'))],
-    { encoding: 'utf8', timeout: 20_000 },
-  );
-  if (run.status !== 0) throw new Error(`python3 exited ${String(run.status)}: ${run.stderr}`);
-  return run.stdout
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const space = line.indexOf(' ');
-      return { status: Number(line.slice(0, space)), detail: line.slice(space + 1) };
-    });
 }
 
 function decoded(answer: PythonAnswer | undefined): ReturnType<Codec['responseDeserialize']> {

@@ -1,13 +1,15 @@
 // envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit: decode, decide, answer, within
 // the caller's deadline.
 import type http2 from 'node:http2';
-import type { RateLimitEngine, RateLimitRequest } from '../../engine';
+import type { RateLimitEngine, RateLimitRequest, RateLimitResponse } from '../../engine';
 import type { RequestLimits } from '../../settings';
 import { STAT, type StatsStore } from '../../stats';
+import type { RequestTracer } from '../../tracing';
 import { decodeRateLimitRequest, encodeRateLimitResponse } from '../wire/rls-codec';
 import { GrpcStatus, parseTimeout } from './protocol';
 import { failCall, sendMessage, sendStatus } from './replies';
 import type { MethodHandler } from './router';
+import { startTracedCall, type TracedCall } from './traced-call';
 import { readUnary, type UnaryReading } from './unary';
 
 export const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
@@ -20,6 +22,8 @@ export interface RlsMethodOptions {
   readonly stats: StatsStore;
   readonly reading: UnaryReading;
   readonly limits: RequestLimits;
+  /** Server spans; undefined while tracing is off, and then nothing is done for it per call. */
+  readonly tracer: RequestTracer | undefined;
 }
 
 const elapsedMs = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e6;
@@ -42,12 +46,23 @@ function armDeadline(stream: http2.ServerHttp2Stream, timeoutMs: number | undefi
   };
 }
 
+/** The engine's decision, inside the call's span when the call is traced. */
+function decide(
+  engine: Decider,
+  request: RateLimitRequest,
+  call: TracedCall | undefined,
+): Promise<RateLimitResponse> {
+  if (call === undefined) return engine.shouldRateLimit(request);
+  call.domain = request.domain;
+  return call.span.within(() => engine.shouldRateLimit(request));
+}
+
 /**
  * The ShouldRateLimit handler: counts every call under the method's name and times it from
  * its headers to the decision, as the reference does.
  */
 export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler {
-  const { engine, reading, limits } = options;
+  const { engine, reading, limits, tracer } = options;
   const { lastResort } = reading;
   const totalRequests = options.stats.counter(STAT.totalRequests('ShouldRateLimit'));
   const responseTime = options.stats.timer(STAT.responseTime('ShouldRateLimit'));
@@ -57,17 +72,19 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
     request: RateLimitRequest,
     started: bigint,
     disarm: () => void,
+    call: TracedCall | undefined,
   ): void => {
-    engine
-      .shouldRateLimit(request)
+    decide(engine, request, call)
       .then(
         (response) => {
           disarm();
+          if (call !== undefined) call.overallCode = response.overallCode;
           responseTime.record(elapsedMs(started));
           sendMessage(stream, encodeRateLimitResponse(response, true));
         },
         (err: unknown) => {
           disarm();
+          if (call !== undefined) call.error = err;
           responseTime.record(elapsedMs(started));
           failCall(stream, err, reading);
         },
@@ -83,17 +100,19 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
     const disarm = armDeadline(stream, parseTimeout(headers['grpc-timeout']));
     stream.once('close', disarm);
     totalRequests.inc();
+    const call = tracer === undefined ? undefined : startTracedCall(tracer, stream, headers);
     readUnary(stream, encoding, reading, (message) => {
       let request;
       try {
         request = decodeRateLimitRequest(message.buf, message.start, message.end, limits);
       } catch (err: unknown) {
         disarm();
+        if (call !== undefined) call.error = err;
         responseTime.record(elapsedMs(started));
         failCall(stream, err, reading);
         return;
       }
-      answer(stream, request, started, disarm);
+      answer(stream, request, started, disarm, call);
     });
   };
 }

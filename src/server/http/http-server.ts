@@ -5,6 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { RateLimitEngine } from '../../engine';
 import type { Logger } from '../../lib/logger';
 import type { RequestLimits } from '../../settings';
+import type { RequestTracer } from '../../tracing';
 import type { HealthState } from '../health';
 import type { LastResort } from '../last-resort';
 import { answerJson, type JsonAnswering } from './json-answer';
@@ -17,6 +18,8 @@ export interface HttpAppOptions {
   /** The request limits; MAX_REQUEST_BYTES is the largest accepted /json body. */
   readonly limits: RequestLimits;
   readonly lastResort: LastResort;
+  /** Server spans; undefined while tracing is off. */
+  readonly tracer: RequestTracer | undefined;
 }
 
 function sendError(res: Response, status: number, code: string, message: string): void {
@@ -25,8 +28,8 @@ function sendError(res: Response, status: number, code: string, message: string)
 
 /** The HTTP front end: plain /json calls on the fast path, everything else through express. */
 export function createHttpHandler(options: HttpAppOptions): http.RequestListener {
-  const { engine, logger, limits, lastResort } = options;
-  const answering: JsonAnswering = { engine, logger, limits };
+  const { engine, logger, limits, lastResort, tracer } = options;
+  const answering: JsonAnswering = { engine, logger, limits, tracer };
   return withJsonFastPath(createHttpApp(options, answering), {
     answering,
     lastResort,
@@ -55,7 +58,7 @@ function createHttpApp(options: HttpAppOptions, answering: JsonAnswering): expre
   });
   app.post('/json', body, (req: Request, res: Response) => {
     const text = typeof req.body === 'string' ? req.body : '';
-    answerJson(text, answering)
+    answerJson(text, req.headers, answering)
       .then(({ status, payload }) => {
         res.status(status).json(payload);
       })

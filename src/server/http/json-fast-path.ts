@@ -56,7 +56,7 @@ export function withJsonFastPath(
         chunks.length === 1
           ? (chunks[0]?.toString('utf8') ?? '')
           : Buffer.concat(chunks).toString('utf8');
-      answerJson(text, options.answering)
+      answerJson(text, req.headers, options.answering)
         .then(({ status, payload }) => {
           const body = JSON.stringify(payload);
           res.writeHead(status, {

@@ -58,6 +58,7 @@ async function startServer(
     logger,
     limits: limits(env),
     lastResort: new LastResort(stats, logger),
+    tracer: undefined,
   });
   const port = await server.listen();
   return { server, port, stats, logger };

@@ -27,6 +27,7 @@ it('answers 500 when building the /json answer throws, on the fast path and thro
       logger: new MemoryLogger(),
       limits: DEFAULT_REQUEST_LIMITS,
       lastResort: new LastResort(stats, new MemoryLogger()),
+      tracer: undefined,
     }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

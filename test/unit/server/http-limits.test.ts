@@ -28,6 +28,7 @@ beforeAll(async () => {
       logger: new MemoryLogger(),
       limits: LIMITS,
       lastResort: new LastResort(new StatsStore(), new MemoryLogger()),
+      tracer: undefined,
     }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
