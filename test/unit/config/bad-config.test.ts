@@ -130,12 +130,12 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'alias-bomb.yaml',
       'TOO_MUCH_EXPANSION',
-      /^alias-bomb\.yaml: config error, YAML aliases expand the file to more nodes than the loader reads \(an alias bomb\?\) \(line \d+, column \d+\)$/,
+      /^alias-bomb\.yaml: config error, YAML aliases expand the file to more nodes than the loader reads \(an alias bomb\?\) \(line \d+, column \d+, at descriptors\[\d+\]\.key\)$/,
     ],
     [
       'too-deep.yaml',
       'TOO_DEEP',
-      /^too-deep\.yaml: config error, descriptors nest deeper than 64 levels \(line 132, column \d+\)$/,
+      /^too-deep\.yaml: config error, descriptors nest deeper than 64 levels \(line 132, column \d+, at (descriptors\[0\]\.){64}descriptors\)$/,
     ],
   ])('%s', (name, code, message) => {
     const errors = errorsOf([name]);
