@@ -29,5 +29,13 @@ module.exports = {
       transform,
       testEnvironment: 'node',
     },
+    {
+      // The reliability rig (test/reliability/): short mode here; `npm run reliability -- --long`
+      // runs the long mode by hand.
+      displayName: 'reliability',
+      testMatch: ['<rootDir>/test/reliability/**/*.test.ts'],
+      transform,
+      testEnvironment: 'node',
+    },
   ],
 };

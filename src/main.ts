@@ -24,6 +24,7 @@ import {
   ConfigStatus,
   createListeners,
   HealthState,
+  catchStrayErrors,
   openMetricsListener,
   type ListenerPorts,
   type Listeners,
@@ -45,6 +46,7 @@ import {
   type StatsStore,
 } from './stats';
 import { openServiceStore } from './service-store';
+import { stopOnSignals } from './stop-on-signals';
 import type { CounterStore } from './store';
 import { startTracing, type Tracing } from './tracing';
 
@@ -59,6 +61,7 @@ export interface RunningService {
   readonly engine: RateLimitEngine;
   readonly stats: StatsStore;
   readonly health: HealthState;
+  readonly logger: Logger;
   /** Health turns unhealthy, listeners stop, in-flight calls finish, backends close. */
   stop(): Promise<void>;
 }
@@ -116,6 +119,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await followConfig(provider, settings.config, following);
     const listeners = await createListeners({
       settings: settings.server,
+      limits: settings.limits,
       engine,
       health,
       configStatus,
@@ -128,7 +132,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };
     logger.warn('listening', { ...where, backend: settings.backend.type });
-    return { settings, ports: listeners.ports, engine, stats, health, stop };
+    return { settings, ports: listeners.ports, engine, stats, health, logger, stop };
   } catch (err: unknown) {
     await stop();
     throw err;
@@ -340,28 +344,6 @@ async function runSupervisor(settings: Settings): Promise<void> {
   }
 }
 
-/** Stops cleanly on SIGTERM or SIGINT; a worker also stops when its supervisor goes away. */
-function stopOnSignals(service: RunningService, isWorker: boolean): void {
-  if (isWorker) {
-    // Without its supervisor a worker gets no more connections: drain and go.
-    process.once('disconnect', () => {
-      void service.stop().then(() => process.exit(0));
-    });
-  }
-  const onSignal = (signal: NodeJS.Signals): void => {
-    process.stderr.write(`ratelimit: ${signal} received, draining\n`);
-    service.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`ratelimit: error while stopping: ${describeError(err)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-}
-
 /**
  * The `ratelimit` command. `--version` prints the name and version without reading settings;
  * otherwise it starts (as the supervisor of WORKERS, or as one service process) and runs until
@@ -395,5 +377,6 @@ export async function runFromCommandLine(
     failStart(err);
   }
   if (index !== undefined) announceReady();
+  catchStrayErrors(service);
   stopOnSignals(service, index !== undefined);
 }

@@ -1,7 +1,12 @@
 // Compiles parsed documents into an immutable ConfigSnapshot, collecting every refusal.
 import { deepFreeze } from '../lib/freeze';
 import type { RuleStatsFactory } from '../stats';
-import type { ConfigDocument, DescriptorDoc, RateLimitPolicyDoc } from './document';
+import {
+  MAX_DESCRIPTOR_DEPTH,
+  type ConfigDocument,
+  type DescriptorDoc,
+  type RateLimitPolicyDoc,
+} from './document';
 import { ConfigError, type ConfigErrorCode, type SourcePosition } from './errors';
 import {
   compileLimits,
@@ -35,6 +40,8 @@ interface Place {
   readonly level: Level;
   /** The statistics key of the parent, with its trailing dot: `domain.` at the top. */
   readonly parentKey: string;
+  /** Levels above this one: 0 at the top. */
+  readonly depth: number;
 }
 
 /** The match of a rule when no runtime value shapes its statistics keys. */
@@ -192,16 +199,20 @@ class Compiler {
 
   /** The compiled node of one descriptor, its children compiled below it. */
   private node(
-    doc: ConfigDocument,
+    at: Place,
     d: DescriptorDoc,
     parts: readonly string[] | undefined,
     statKey: string,
   ): DescriptorNode {
+    const doc = at.doc;
     const rule = this.rule(doc, d, statKey);
     let children: Level | undefined;
     if (d.descriptors.length > 0) {
       children = new Map();
-      this.load({ doc, level: children, parentKey: `${statKey}.` }, d.descriptors);
+      this.load(
+        { doc, level: children, parentKey: `${statKey}.`, depth: at.depth + 1 },
+        d.descriptors,
+      );
     }
     const defaultMatch: MatchedLimit | undefined =
       rule === undefined ? undefined : defaultMatchOf(rule, this.options.stats);
@@ -220,6 +231,16 @@ class Compiler {
 
   /** Compiles a list of descriptors into one level, recording every problem. */
   load(at: Place, descriptors: readonly DescriptorDoc[]): void {
+    if (at.depth >= MAX_DESCRIPTOR_DEPTH && descriptors.length > 0) {
+      // Files are refused as they are read; this catches xDS resources, and anything else.
+      this.fail(
+        at.doc,
+        'TOO_DEEP',
+        `descriptors nest deeper than ${MAX_DESCRIPTOR_DEPTH} levels`,
+        descriptors[0],
+      );
+      return;
+    }
     for (const d of descriptors) {
       if (d.key === '') {
         this.fail(at.doc, 'EMPTY_KEY', 'descriptor has empty key', d);
@@ -228,7 +249,7 @@ class Compiler {
       const statKey = at.parentKey + entrySegment(this.segment, d.key, d.value);
       const parts = d.value === undefined ? undefined : wildcardParts(d.value);
       if (this.refuses(at, d, parts, statKey)) continue;
-      place(keyEntryOf(at.level, d.key), this.node(at.doc, d, parts, statKey));
+      place(keyEntryOf(at.level, d.key), this.node(at, d, parts, statKey));
     }
   }
 }
@@ -241,6 +262,8 @@ export function compile(
   documents: readonly ConfigDocument[],
   options: CompileOptions,
 ): CompileResult {
+  // Statistics of the rules of a refused configuration are removed again: they never count.
+  const scope = options.stats.newRulesScope();
   const compiler = new Compiler(options);
   const tree = new Map<string, Level>();
   for (const doc of documents) {
@@ -265,8 +288,12 @@ export function compile(
       level = new Map();
       tree.set(doc.domain, level);
     }
-    compiler.load({ doc, level, parentKey: `${doc.domain}.` }, doc.descriptors);
+    compiler.load({ doc, level, parentKey: `${doc.domain}.`, depth: 0 }, doc.descriptors);
   }
-  if (compiler.errors.length > 0) return { ok: false, errors: Object.freeze([...compiler.errors]) };
+  if (compiler.errors.length > 0) {
+    scope.discard();
+    return { ok: false, errors: Object.freeze([...compiler.errors]) };
+  }
+  scope.keep();
   return { ok: true, snapshot: new CompiledSnapshot(tree, options) };
 }

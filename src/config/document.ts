@@ -44,3 +44,10 @@ export interface ConfigDocument {
   /** Things accepted but probably wrong, such as a known key in a place where it means nothing. */
   readonly warnings: readonly string[];
 }
+
+/**
+ * Descriptors nest at most this deep in a file or an xDS resource. A request descriptor of
+ * MAX_ENTRIES_PER_DESCRIPTOR (64 by default) entries matches at most that many levels, so
+ * deeper rules could match nothing; refusing them keeps every walk of the tree shallow.
+ */
+export const MAX_DESCRIPTOR_DEPTH = 64;

@@ -24,6 +24,8 @@ export const CONFIG_ERROR_CODES = Object.freeze({
   DUPLICATE_LIMIT_UNIT: 'two limits of one descriptor have the same unit',
   UNLIMITED_WITH_LIMITS: 'an unlimited rule also has rate_limits',
   ALGORITHM_UNSUPPORTED: 'the counter backend in use cannot run the algorithm of a rule',
+  TOO_MUCH_EXPANSION: 'YAML aliases expand the file past what the loader reads',
+  TOO_DEEP: 'descriptors nest deeper than the loader follows',
 } as const);
 
 export type ConfigErrorCode = keyof typeof CONFIG_ERROR_CODES;

@@ -14,3 +14,4 @@ export { ALGORITHMS } from './types';
 export type { BackendCapabilities } from './limits';
 export type * from './types';
 export type * from './document';
+export { MAX_DESCRIPTOR_DEPTH } from './document';

@@ -2,7 +2,7 @@
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import type { ConfigDocument, DescriptorDoc, JsonObject, RateLimitPolicyDoc } from './document';
 import { ConfigError } from './errors';
-import { YamlReader, type Entry, type YamlNode } from './yaml-reader';
+import { ExpansionExceeded, YamlReader, type Entry, type YamlNode } from './yaml-reader';
 
 const VALID_KEYS: ReadonlySet<string> = new Set([
   'domain',
@@ -218,7 +218,9 @@ function readDescriptor(reader: YamlReader, node: YamlNode | null): DescriptorDo
 }
 
 function readDescriptors(reader: YamlReader, entry: Entry): DescriptorDoc[] | ConfigError {
-  return readList(reader, entry, (node) => readDescriptor(reader, node));
+  return reader.nested(entry.node, () =>
+    readList(reader, entry, (node) => readDescriptor(reader, node)),
+  );
 }
 
 type Top = { domain: string; descriptors: DescriptorDoc[] };
@@ -237,6 +239,22 @@ const TOP: Fields<Top> = {
  * stops at it; compile() then reports the problems of every file that parsed.
  */
 export function parseConfigFile(source: string, text: string): ConfigDocument | ConfigError {
+  try {
+    return parseText(source, text);
+  } catch (err: unknown) {
+    if (err instanceof ExpansionExceeded) return err.refusal;
+    // The YAML parser recurses on nesting; a file nested deep enough exhausts the stack.
+    if (err instanceof RangeError)
+      return new ConfigError(
+        'TOO_DEEP',
+        source,
+        'error loading config file: the YAML nests too deeply to parse',
+      );
+    throw err;
+  }
+}
+
+function parseText(source: string, text: string): ConfigDocument | ConfigError {
   const lines = new LineCounter();
   const doc = parseDocument(text, {
     version: '1.1',
@@ -247,14 +265,16 @@ export function parseConfigFile(source: string, text: string): ConfigDocument | 
   const first = doc.errors[0];
   if (first !== undefined) {
     const pos = lines.linePos(first.pos[0]);
+    // The parser reports exhausting its stack on deep nesting as a parse error of its own.
+    const isTooDeep = first.message.includes('Maximum call stack size exceeded');
     return new ConfigError(
-      'YAML_PARSE',
+      isTooDeep ? 'TOO_DEEP' : 'YAML_PARSE',
       source,
       `error loading config file: ${first.message.split('\n')[0] ?? first.message}`,
       { line: pos.line, column: pos.col },
     );
   }
-  const reader = new YamlReader(source, doc, lines, VALID_KEYS);
+  const reader = new YamlReader(source, doc, lines, VALID_KEYS, text.length);
   const root = reader.resolve(doc.contents);
   if (root !== null && !isMap(root)) {
     return reader.refusal(

@@ -11,6 +11,7 @@ import {
 } from 'yaml';
 import { MAX_UINT32 } from '../lib/uint32';
 import type { JsonObject, JsonValue } from '../lib/struct';
+import { MAX_DESCRIPTOR_DEPTH } from './document';
 import { ConfigError, type ConfigErrorCode, type SourcePosition } from './errors';
 
 export type { YamlNode };
@@ -49,11 +50,34 @@ function isMergeKey(node: YamlNode | null): boolean {
 }
 
 /**
+ * Nodes read per character of the file at most (plus a floor): aliases may reuse a block many
+ * times, but an alias bomb (each anchor repeating the one before) expands exponentially.
+ */
+const NODES_PER_CHARACTER = 10;
+const MIN_NODE_BUDGET = 10_000;
+
+/**
+ * Thrown when reading expands past the budget, deep inside the recursion, and caught by
+ * parseConfigFile, which turns it into the file's refusal.
+ */
+export class ExpansionExceeded extends Error {
+  constructor(readonly refusal: ConfigError) {
+    super(refusal.message);
+    this.name = 'ExpansionExceeded';
+  }
+}
+
+/**
  * Reads the nodes of one file. Every read returns its value or the ConfigError that refuses
- * the file; warnings (accepted but probably wrong) are collected on the side.
+ * the file; warnings (accepted but probably wrong) are collected on the side. Aliases are
+ * resolved here, so the nodes read are counted here: past the budget the file is refused.
  */
 export class YamlReader {
   readonly warnings: string[] = [];
+  private nodesLeft: number;
+  private depth = 0;
+  /** yaml's Alias.resolve searches the whole document each time; each alias is looked up once. */
+  private readonly aliasTargets = new Map<unknown, YamlNode | null>();
   /** Each node's YAML path, made on the first position asked for (an error or a rule). */
   private paths: Map<YamlNode, string> | undefined;
 
@@ -63,7 +87,40 @@ export class YamlReader {
     private readonly lines: LineCounter,
     /** The keys the format knows anywhere; any other key refuses the file. */
     private readonly validKeys: ReadonlySet<string>,
-  ) {}
+    textLength = 0,
+  ) {
+    this.nodesLeft = MIN_NODE_BUDGET + NODES_PER_CHARACTER * textLength;
+  }
+
+  /** Reads one level of nested descriptors; refuses the file past MAX_DESCRIPTOR_DEPTH. */
+  nested<T>(node: YamlNode | null, read: () => T | ConfigError): T | ConfigError {
+    if (this.depth >= MAX_DESCRIPTOR_DEPTH) {
+      return this.refusal(
+        'TOO_DEEP',
+        `config error, descriptors nest deeper than ${MAX_DESCRIPTOR_DEPTH} levels`,
+        node,
+      );
+    }
+    this.depth += 1;
+    try {
+      return read();
+    } finally {
+      this.depth -= 1;
+    }
+  }
+
+  /** Counts nodes read; throws ExpansionExceeded once the file's budget is spent. */
+  private spend(nodes: number, at: YamlNode | null | undefined): void {
+    this.nodesLeft -= nodes;
+    if (this.nodesLeft >= 0) return;
+    throw new ExpansionExceeded(
+      this.refusal(
+        'TOO_MUCH_EXPANSION',
+        'config error, YAML aliases expand the file to more nodes than the loader reads (an alias bomb?)',
+        at,
+      ),
+    );
+  }
 
   /** The refusal of this file for `reason`, at `node` when given. */
   refusal(code: ConfigErrorCode, reason: string, node?: YamlNode | null): ConfigError {
@@ -123,8 +180,14 @@ export class YamlReader {
   /** The node itself, or the node an alias points at. */
   resolve(node: unknown): YamlNode | null {
     if (node === null || node === undefined) return null;
-    if (isAlias(node)) return (node.resolve(this.doc) as YamlNode | undefined) ?? null;
-    return node as YamlNode;
+    this.spend(1, node as YamlNode);
+    if (!isAlias(node)) return node as YamlNode;
+    let target = this.aliasTargets.get(node);
+    if (target === undefined) {
+      target = node.resolve(this.doc) ?? null;
+      this.aliasTargets.set(node, target);
+    }
+    return target;
   }
 
   /** The entries of a map, with keys checked against the accepted keys. */
@@ -140,9 +203,8 @@ export class YamlReader {
         const merged = this.mergedEntries(valueNode);
         if (merged instanceof ConfigError) return merged;
         // Keys written in the map itself win over merged ones.
-        const isOwnKey = (key: string): boolean =>
-          node.items.some((p) => isScalar(p.key) && p.key.value === key);
-        out.push(...merged.filter((entry) => !isOwnKey(entry.key)));
+        const ownKeys = new Set(node.items.map((p) => (isScalar(p.key) ? p.key.value : undefined)));
+        out.push(...merged.filter((entry) => !ownKeys.has(entry.key)));
         continue;
       }
       const entry = this.entry(keyNode, valueNode);

@@ -1,8 +1,8 @@
 // Keeps credentials out of log lines.
 
 /**
- * Masks `user:password@` in every `redis://` or `rediss://` item of a comma list,
- * so that a Redis URL can be logged.
+ * Masks `user:password@` in every item of a comma list (`redis://`, `rediss://`, or a
+ * malformed URL alike), so that a Redis URL can be logged or quoted in an error.
  */
 export function maskCredentialsInUrl(url: string): string {
   return url
@@ -10,9 +10,8 @@ export function maskCredentialsInUrl(url: string): string {
     .map((item) => {
       const at = item.lastIndexOf('@');
       if (at < 0) return item;
-      const scheme = /^(rediss?:\/\/)/i.exec(item);
-      if (scheme === null) return item;
-      return `${scheme[1] ?? ''}*****@${item.slice(at + 1)}`;
+      const scheme = /^([a-z][a-z0-9+.-]*:\/\/)/i.exec(item);
+      return `${scheme?.[1] ?? ''}*****@${item.slice(at + 1)}`;
     })
     .join(',');
 }

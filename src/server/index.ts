@@ -9,6 +9,7 @@ export {
   type HealthReport,
 } from './health';
 export { ConfigStatus, type ConfigLoad, type ConfigRefusal } from './config-status';
+export { catchStrayErrors, LastResort } from './last-resort';
 export { toEdgeError, ERROR_TABLE, type EdgeError } from './errors';
 export { requestFromWire, responseFromWire } from './wire/convert';
 export { fromStruct } from '../lib/struct';

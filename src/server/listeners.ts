@@ -1,9 +1,10 @@
 // The service's listeners (gRPC, HTTP, debug, the Prometheus scrape), opened and closed together.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
-import type { ListenAddress, ServerSettings } from '../settings';
+import type { ConnectionLimits, LimitsSettings, ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
 import type { RequestTracer } from '../tracing';
 import type { ConfigStatus } from './config-status';
@@ -11,6 +12,8 @@ import { createDebugServer } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
 import type { HealthState } from './health';
 import { createHttpHandler } from './http/http-server';
+import { LastResort } from './last-resort';
+import { DEFAULT_CONNECTION_LIMITS } from '../settings';
 import { createMetricsServer, type MetricsSource } from './metrics/metrics-server';
 
 /** A Prometheus scrape to serve: where, and what it answers. */
@@ -29,6 +32,7 @@ export interface OpenListener {
 
 export interface ListenerOptions {
   readonly settings: ServerSettings;
+  readonly limits: LimitsSettings;
   readonly engine: RateLimitEngine;
   readonly health: HealthState;
   /** When the configuration last loaded or was refused, for the debug listener. */
@@ -59,6 +63,17 @@ export interface Listeners {
   close(drainMs: number): Promise<void>;
 }
 
+/** Options of every HTTP/1 listener: HEADER_TIMEOUT for a request, IDLE_TIMEOUT between them. */
+function httpServerOptions(connection: ConnectionLimits): http.ServerOptions {
+  return {
+    headersTimeout: connection.headerTimeoutMs,
+    requestTimeout: connection.headerTimeoutMs,
+    keepAliveTimeout: connection.idleTimeoutMs,
+    // Node checks the two request timeouts this often (30 s by default).
+    connectionsCheckingInterval: Math.max(100, Math.min(connection.headerTimeoutMs / 2, 30_000)),
+  };
+}
+
 /** Listens on host:port; resolves with the bound port, or rejects naming what could not listen. */
 function listenHttp(server: http.Server, where: ListenAddress, what: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -73,6 +88,10 @@ function listenHttp(server: http.Server, where: ListenAddress, what: string): Pr
   });
 }
 
+function refuseConnect(_req: http.IncomingMessage, socket: Duplex): void {
+  socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+}
+
 /** An HTTP server as an OpenListener; closing waits for requests in flight. */
 async function openHttp(
   server: http.Server,
@@ -80,6 +99,8 @@ async function openHttp(
   what: string,
   path = '',
 ): Promise<OpenListener> {
+  // Node closes a CONNECT request without a word unless someone listens: answer it instead.
+  server.on('connect', refuseConnect);
   const port = await listenHttp(server, where, what);
   return {
     port,
@@ -94,20 +115,37 @@ async function openHttp(
   };
 }
 
-/** The Prometheus scrape on its own listener (PROMETHEUS_ADDR, PROMETHEUS_PATH). */
-export function openMetricsListener(endpoint: MetricsEndpoint): Promise<OpenListener> {
-  const server = createMetricsServer(endpoint.path, endpoint);
+/**
+ * The Prometheus scrape on its own listener (PROMETHEUS_ADDR, PROMETHEUS_PATH). The
+ * supervisor of WORKERS has no settings of the limits section at hand nor statistics: it
+ * gets the connection limits' defaults and answers an unexpected error 500 without counting.
+ */
+export function openMetricsListener(
+  endpoint: MetricsEndpoint,
+  connection: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  lastResort?: LastResort,
+): Promise<OpenListener> {
+  const server = createMetricsServer(endpoint.path, endpoint, {
+    serverOptions: httpServerOptions(connection),
+    lastResort,
+  });
   return openHttp(server, endpoint, 'Prometheus metrics', endpoint.path);
 }
 
-async function openGrpc(options: ListenerOptions): Promise<OpenListener> {
-  const { settings, engine, health, stats, logger, tracer } = options;
+interface Opening extends ListenerOptions {
+  readonly lastResort: LastResort;
+}
+
+async function openGrpc(options: Opening): Promise<OpenListener> {
+  const { settings, engine, health, stats, logger, limits, lastResort, tracer } = options;
   const server = new RateLimitGrpcServer({
     settings: settings.grpc,
     engine,
     health,
     stats,
     logger,
+    limits,
+    lastResort,
     tracer,
   });
   const port = await server.listen();
@@ -118,32 +156,46 @@ async function openGrpc(options: ListenerOptions): Promise<OpenListener> {
   };
 }
 
-function openHttpFrontEnd({
-  settings,
-  engine,
-  health,
-  logger,
-  tracer,
-}: ListenerOptions): Promise<OpenListener> {
+function openHttpFrontEnd(options: Opening): Promise<OpenListener> {
+  const { settings, engine, health, logger, limits, lastResort, tracer } = options;
+  const handler = createHttpHandler({
+    engine,
+    health,
+    logger,
+    limits: limits.request,
+    lastResort,
+    tracer,
+  });
   return openHttp(
-    http.createServer(createHttpHandler({ engine, health, logger, tracer })),
+    http.createServer(httpServerOptions(limits.connection), handler),
     settings.http,
     'HTTP',
   );
 }
 
-function openDebug(options: ListenerOptions): Promise<OpenListener> | undefined {
+function openDebug(options: Opening): Promise<OpenListener> | undefined {
   if (!options.isDebugServed) return undefined;
-  const { engine, stats, health, configStatus } = options;
-  const server = createDebugServer({ engine, stats, health, config: configStatus });
-  return openHttp(server, options.settings.debug, 'debug');
+  const { engine, stats, health, configStatus, settings, limits, lastResort } = options;
+  const server = createDebugServer(
+    { engine, stats, health, config: configStatus },
+    {
+      isProfilingEnabled: settings.debug.isProfilingEnabled,
+      lastResort,
+      serverOptions: httpServerOptions(limits.connection),
+    },
+  );
+  return openHttp(server, settings.debug, 'debug');
 }
 
 /**
  * Opens every listener the options ask for, in turn (a new listener is an opener above and a
  * line here); if one cannot listen, those already open are closed and the error is thrown.
  */
-export async function createListeners(options: ListenerOptions): Promise<Listeners> {
+export async function createListeners(listenerOptions: ListenerOptions): Promise<Listeners> {
+  const options: Opening = {
+    ...listenerOptions,
+    lastResort: new LastResort(listenerOptions.stats, listenerOptions.logger),
+  };
   const opened: OpenListener[] = [];
   const close = async (drainMs: number): Promise<void> => {
     await Promise.all(opened.map((listener) => listener.close(drainMs)));
@@ -158,7 +210,9 @@ export async function createListeners(options: ListenerOptions): Promise<Listene
     const httpFrontEnd = await open(openHttpFrontEnd(options));
     const debug = await open(openDebug(options));
     const metrics = await open(
-      options.metrics === undefined ? undefined : openMetricsListener(options.metrics),
+      options.metrics === undefined
+        ? undefined
+        : openMetricsListener(options.metrics, options.limits.connection, options.lastResort),
     );
     return {
       ports: {

@@ -1,7 +1,7 @@
 // Backend section: BACKEND_TYPE chooses the counter store, whose own section reads its options.
 import { deepFreeze } from '../lib/freeze';
 import type { SettingsProblem } from './errors';
-import { oneOf } from './fields';
+import { int, oneOf } from './fields';
 import { checkMemcacheServers, memcacheBackendSettings, type MEMCACHE } from './memcache';
 import {
   redisBackendSettings,
@@ -17,6 +17,8 @@ export const BACKEND = group('', {
     altcache: 'memcache',
     kvstore: 'redis',
   }),
+  // The memory backend's bound; when full, a new key evicts the key nearest its expiry.
+  MEMORY_MAX_KEYS: int(1_000_000, 1),
 });
 
 /** The values of every section a backend reads. */
@@ -33,7 +35,7 @@ export function backendSettings(raw: BackendValues, problems: SettingsProblem[])
   checkMemcacheServers(raw.memcache, problems);
   switch (raw.backend.BACKEND_TYPE) {
     case 'memory':
-      return deepFreeze({ type: 'memory' });
+      return deepFreeze({ type: 'memory', maxKeys: raw.backend.MEMORY_MAX_KEYS });
     case 'memcache':
       return memcacheBackendSettings(raw.memcache, problems);
     case 'redis':

@@ -31,9 +31,9 @@ export function describeValue(text: string): string {
   return JSON.stringify(text);
 }
 
-/** The message for a value its field cannot parse. */
-export function notValid(text: string, accepted: string): string {
-  return `${describeValue(text)} is not valid; accepted: ${accepted}`;
+/** The message for a value its field cannot parse; a secret's value is never quoted. */
+export function notValid(text: string, accepted: string, isSecret = false): string {
+  return `${isSecret ? 'the value given (a secret, not shown)' : describeValue(text)} is not valid; accepted: ${accepted}`;
 }
 
 /** The parsed values of every group of a schema, under the group names. */
@@ -66,7 +66,11 @@ function readGroup(
     sources.set(realName, found.name);
     const result = spec.parse(found.text);
     if (result.ok) values[field] = result.value;
-    else problems.push({ setting: found.name, message: notValid(found.text, result.accepted) });
+    else
+      problems.push({
+        setting: found.name,
+        message: notValid(found.text, result.accepted, spec.isSecret === true),
+      });
   }
   return values;
 }

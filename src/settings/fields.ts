@@ -11,6 +11,16 @@ export interface FieldSpec<T> {
   /** Human description of the accepted values, used in error messages. */
   readonly accepted: string;
   parse(text: string): FieldResult<T>;
+  /**
+   * A secret (a password, a token, credentials in a URL): messages never quote its value,
+   * and nothing logs or shows it.
+   */
+  readonly isSecret?: boolean;
+}
+
+/** The same field, marked secret: a refusal says the value is hidden instead of quoting it. */
+export function secret<T>(spec: FieldSpec<T>): FieldSpec<T> {
+  return { ...spec, isSecret: true };
 }
 
 function ok<T>(value: T): FieldResult<T> {

@@ -6,6 +6,7 @@ import { configSettings } from './config';
 import { readSchema, type Environment } from './environment';
 import { SettingsError } from './errors';
 import { limiterSettings } from './limiter';
+import { limitsSettings } from './limits';
 import { logSettings } from './log';
 import { notBuiltProblems } from './not-built';
 import { SCHEMA } from './schema';
@@ -37,6 +38,7 @@ export function loadSettings(env: Environment = process.env): Settings {
     limiter: limiterSettings(raw.limiter, problems),
     breaker: breakerSettings(raw.breaker, problems),
     tracing: tracingSettings(raw.tracing),
+    limits: limitsSettings(raw.limits, problems),
   };
   if (problems.length > 0) throw new SettingsError(problems);
   return deepFreeze(settings);

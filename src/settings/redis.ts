@@ -2,7 +2,8 @@
 import { deepFreeze } from '../lib/freeze';
 import { describeValue } from './environment';
 import type { SettingsProblem } from './errors';
-import { bool, duration, int, oneOf, str } from './fields';
+import { maskCredentialsInUrl } from '../lib/mask';
+import { bool, duration, int, oneOf, secret, str } from './fields';
 import { redisIam, redisModeProblems, redisTls, withInheritedTlsFiles } from './redis-modes';
 import { clientTlsFields, group, type Values } from './section';
 import type { RedisAuthSettings, RedisBackendSettings, RedisInstanceSettings } from './types';
@@ -12,11 +13,12 @@ function redisInstanceFields(defaultUrl: string) {
   return {
     SOCKET_TYPE: oneOf('', ['', 'tcp', 'unix'], { tcp4: 'tcp', tcp6: 'tcp' }),
     TYPE: oneOf('single', ['single', 'sentinel', 'cluster']),
-    URL: str(defaultUrl),
+    // A URL may carry user:password@.
+    URL: secret(str(defaultUrl)),
     POOL_SIZE: int(10, 1),
-    AUTH: str(),
+    AUTH: secret(str()),
     AUTH_FILE: str(),
-    SENTINEL_AUTH: str(),
+    SENTINEL_AUTH: secret(str()),
     ...clientTlsFields(),
     PIPELINE_WINDOW: duration('0'),
     PIPELINE_LIMIT: int(0),
@@ -74,13 +76,13 @@ function urlProblem(
   ) {
     return {
       setting: `${prefix}URL`,
-      message: `${describeValue(url)} is not valid for ${prefix}SOCKET_TYPE tcp; accepted: host:port or redis://[user:password@]host:port`,
+      message: `${describeValue(maskCredentialsInUrl(url))} is not valid for ${prefix}SOCKET_TYPE tcp; accepted: host:port or redis://[user:password@]host:port`,
     };
   }
   if (raw.TYPE === 'sentinel' && url.split(',').length < 2) {
     return {
       setting: `${prefix}URL`,
-      message: `${describeValue(url)} is not valid for ${prefix}TYPE sentinel; accepted: master-name,host:port[,host:port...]`,
+      message: `${describeValue(maskCredentialsInUrl(url))} is not valid for ${prefix}TYPE sentinel; accepted: master-name,host:port[,host:port...]`,
     };
   }
   return undefined;

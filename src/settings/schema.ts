@@ -4,6 +4,7 @@ import { BREAKER } from './breaker';
 import { CONFIG } from './config';
 import type { SchemaValues } from './environment';
 import { LIMITER } from './limiter';
+import { LIMITS } from './limits';
 import { LOG } from './log';
 import { MEMCACHE } from './memcache';
 import { REDIS, REDIS_COMMON, REDIS_PER_SECOND } from './redis';
@@ -31,6 +32,7 @@ export const SCHEMA = {
   redisPerSecond: REDIS_PER_SECOND,
   memcache: MEMCACHE,
   tracing: TRACING,
+  limits: LIMITS,
 } as const;
 
 /** The parsed values, group by group, under the field names of the schema. */

@@ -11,6 +11,7 @@ export const SERVER = group('', {
   PORT: port(8080),
   DEBUG_HOST: str('0.0.0.0'),
   DEBUG_PORT: port(6070),
+  DEBUG_PROFILING_ENABLED: bool(false),
   // Bounded: each kept decision holds a few references, so a million would be a few hundred MB.
   DEBUG_RECENT_DECISIONS: int(1000, 0, 100_000),
   GRPC_HOST: str('0.0.0.0'),
@@ -78,7 +79,12 @@ export function serverSettings(
   return deepFreeze({
     workers: s.WORKERS,
     http: { host: s.HOST, port: s.PORT },
-    debug: { host: s.DEBUG_HOST, port: s.DEBUG_PORT, recentDecisions: s.DEBUG_RECENT_DECISIONS },
+    debug: {
+      host: s.DEBUG_HOST,
+      port: s.DEBUG_PORT,
+      isProfilingEnabled: s.DEBUG_PROFILING_ENABLED,
+      recentDecisions: s.DEBUG_RECENT_DECISIONS,
+    },
     grpc: {
       host: s.GRPC_HOST,
       port: s.GRPC_PORT,

@@ -13,6 +13,7 @@ export const STATS = group('', {
   STATSD_PORT: port(8125),
   STATSD_PROTOCOL: oneOf('udp', ['udp', 'tcp']),
   STATS_MAX_RULE_KEYS: int(10000, 1),
+  STATS_MAX_RUNTIME_KEY_BYTES: int(1024 * 1024, 1),
   EXTRA_TAGS: map(),
   STATS_FLUSH_INTERVAL: duration('10s'),
   DISABLE_STATS: bool(false),
@@ -132,5 +133,6 @@ export function statsSettings(
     extraTags: st.EXTRA_TAGS,
     sinks: statsSinks(st, context, problems),
     maxRuleKeys: st.STATS_MAX_RULE_KEYS,
+    maxRuntimeKeyBytes: st.STATS_MAX_RUNTIME_KEY_BYTES,
   });
 }

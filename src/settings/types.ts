@@ -24,6 +24,8 @@ export interface GrpcListenerSettings extends ListenAddress {
 }
 
 export interface DebugListenerSettings extends ListenAddress {
+  /** DEBUG_PROFILING_ENABLED: heap snapshots and CPU profiles, which hold memory contents. */
+  readonly isProfilingEnabled: boolean;
   /**
    * DEBUG_RECENT_DECISIONS: how many over-limit (and shadow-mode would-be-over) decisions
    * `/decisions/recent` keeps; 0 records none.
@@ -134,6 +136,8 @@ export interface StatsSettings {
   readonly sinks: readonly StatsSinkSettings[];
   /** Most distinct rule statistics keys; runtime keys past it count under the rule's own key. */
   readonly maxRuleKeys: number;
+  /** Most UTF-8 bytes that keys built from request values may hold together. */
+  readonly maxRuntimeKeyBytes: number;
 }
 
 /** Credentials for Redis: a fixed value, or a file re-read on every connection attempt. */
@@ -200,6 +204,8 @@ export interface MemcacheBackendSettings {
 
 export interface MemoryBackendSettings {
   readonly type: 'memory';
+  /** Most keys held; a new key past it evicts the key nearest its expiry. */
+  readonly maxKeys: number;
 }
 
 export type BackendSettings =
@@ -256,6 +262,32 @@ export interface TracingSettings {
   readonly semconvStabilityOptIn: readonly string[];
 }
 
+/** What one rate limit request may hold (MAX_* settings of the limits section). */
+export interface RequestLimits {
+  readonly maxDescriptors: number;
+  readonly maxEntries: number;
+  /** UTF-8 bytes of the domain and of each descriptor key. */
+  readonly maxKeyBytes: number;
+  readonly maxValueBytes: number;
+  /** A gRPC message (after decompression) or a /json body. */
+  readonly maxRequestBytes: number;
+}
+
+/** How connections to the listeners are held (limits section). */
+export interface ConnectionLimits {
+  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of the gRPC listener. */
+  readonly maxConcurrentStreams: number;
+  /** Time a client has to send a request in full (and, on HTTP/2, a new connection's preface). */
+  readonly headerTimeoutMs: number;
+  /** An open connection with nothing in flight for this long is closed. */
+  readonly idleTimeoutMs: number;
+}
+
+export interface LimitsSettings {
+  readonly request: RequestLimits;
+  readonly connection: ConnectionLimits;
+}
+
 /** Everything the environment configures, validated once and frozen. */
 export interface Settings {
   readonly server: ServerSettings;
@@ -266,4 +298,5 @@ export interface Settings {
   readonly limiter: LimiterSettings;
   readonly breaker: BreakerSettings;
   readonly tracing: TracingSettings;
+  readonly limits: LimitsSettings;
 }

@@ -1,7 +1,7 @@
 // xDS section: the management server, the node, TLS to it, and the client's backoff.
 import { deepFreeze } from '../lib/freeze';
 import type { SettingsProblem } from './errors';
-import { bool, duration, float, int, map, str } from './fields';
+import { bool, duration, float, int, map, secret, str } from './fields';
 import { group, optional, type Values } from './section';
 import type { ClientTlsSettings, XdsSourceSettings } from './types';
 
@@ -10,7 +10,8 @@ export const XDS = group('', {
   CONFIG_GRPC_XDS_NODE_METADATA: map(true),
   CONFIG_GRPC_XDS_SERVER_URL: str('localhost:18000'),
   CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: duration('3s'),
-  CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: map(),
+  // Headers to the management server often carry a token.
+  CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: secret(map()),
   CONFIG_GRPC_XDS_SERVER_USE_TLS: bool(false),
   CONFIG_GRPC_XDS_CLIENT_TLS_CERT: str(),
   CONFIG_GRPC_XDS_CLIENT_TLS_KEY: str(),

@@ -71,7 +71,11 @@ function scrapeOf(
  * own file (PROMETHEUS_MAPPER_YAML) is bad.
  */
 export function startStatistics(settings: StatsSettings, options: StatisticsOptions): Statistics {
-  const store = new StatsStore({ isEnabled: settings.enabled, maxRuleKeys: settings.maxRuleKeys });
+  const store = new StatsStore({
+    isEnabled: settings.enabled,
+    maxRuleKeys: settings.maxRuleKeys,
+    maxRuntimeKeyBytes: settings.maxRuntimeKeyBytes,
+  });
   if (!settings.enabled) return { store, prometheus: undefined, close: () => Promise.resolve() };
   reportBuildInfo(store);
   const sinks = createSinks(settings.sinks, {

@@ -5,6 +5,13 @@ import type { StatsSink } from './sink';
 import type { StatsStore } from './store';
 
 /**
+ * Periodic flushes in a row a key built from request values must sit idle before it is
+ * released: a minute with the default STATS_FLUSH_INTERVAL, so that keys in occasional use do
+ * not flap in and out of the sinks.
+ */
+const IDLE_FLUSHES_BEFORE_RELEASE = 6;
+
+/**
  * One flusher serves every sink, so counter deltas and timer samples are taken once per flush
  * and every sink sees the same numbers.
  */
@@ -21,9 +28,13 @@ export class StatsFlusher {
   /** Starts periodic flushing; the timer does not keep the process alive. */
   start(intervalMs: number): void {
     this.timer = setInterval(() => {
-      this.flush().catch((err: unknown) => {
-        this.logger.warn('statistics flush failed', { error: describeError(err) });
-      });
+      this.flush()
+        .then(() => {
+          this.releaseIdle();
+        })
+        .catch((err: unknown) => {
+          this.logger.warn('statistics flush failed', { error: describeError(err) });
+        });
     }, intervalMs);
     this.timer.unref();
   }
@@ -45,6 +56,14 @@ export class StatsFlusher {
         for (const sink of this.sinks) sink.timing(timer.name, ms, sampleRate);
     }
     await Promise.all(this.sinks.map((sink) => sink.flush()));
+  }
+
+  /** Releases idle keys built from request values, after their last counts went out. */
+  releaseIdle(): void {
+    const released = this.store.releaseIdle(IDLE_FLUSHES_BEFORE_RELEASE);
+    if (released.length === 0) return;
+    for (const name of released) this.lastCounters.delete(name);
+    for (const sink of this.sinks) sink.release?.(released);
   }
 
   /** Stops the timer and flushes one last time, so nothing counted is lost. */

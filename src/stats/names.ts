@@ -15,6 +15,10 @@ export const STAT = Object.freeze({
    * in Prometheus, `ratelimit.build_info.__version=<v>` in statsd.
    */
   buildInfo: 'ratelimit.build_info',
+  /** Keys the memory backend evicted before their expiry to stay within MEMORY_MAX_KEYS. */
+  memoryEvictions: 'ratelimit.memory.evictions',
+  /** Errors no code path expected, caught by the last-resort handler (logged too). */
+  unexpectedError: `${SERVICE_SCOPE}.unexpected_error`,
   /** Runtime statistics keys refused by the cardinality cap (STATS_MAX_RULE_KEYS). */
   ruleStatsDropped: `${SERVICE_SCOPE}.rule_stats_dropped`,
   /** Gauges of the local over-limit cache, named as the reference's cache library reports. */

@@ -13,4 +13,9 @@ export interface StatsSink {
   flush(): Promise<void>;
   /** Flushes and releases resources. */
   close(): Promise<void>;
+  /**
+   * Forgets counters the store released (keys built from request values, idle for a while),
+   * for a sink that keeps a series per name; a sink that keeps nothing need not have it.
+   */
+  release?(names: readonly string[]): void;
 }

@@ -1,32 +1,21 @@
 // In-process statistics: counters, gauges and timers by name, with handles bound once and reused.
 import { RULE_SCOPE, RULE_STAT_SUFFIXES, STAT, sanitizeStatName } from './names';
+import {
+  LastValueGauge,
+  NullCounter,
+  NullTimer,
+  ReservoirTimer,
+  SummingCounter,
+  type Counter,
+  type Gauge,
+  type StatTags,
+  type Timer,
+  type TimerObserver,
+} from './metrics';
 import { nameTagSuffix } from './tags';
 
-/** Fixed tags of a statistic, such as the version of `ratelimit.build_info`. */
-export type StatTags = Readonly<Record<string, string>>;
-
-/** A monotonically increasing count; sinks send the change since the last flush. */
-export interface Counter {
-  readonly name: string;
-  add(amount: number): void;
-  inc(): void;
-  readonly value: number;
-}
-
-/** A value that is set, not accumulated. */
-export interface Gauge {
-  readonly name: string;
-  /** Tags this gauge always carries; sinks write them as they write EXTRA_TAGS. */
-  readonly tags: StatTags;
-  set(value: number): void;
-  readonly value: number;
-}
-
-/** A distribution of durations in milliseconds. */
-export interface Timer {
-  readonly name: string;
-  record(ms: number): void;
-}
+export { ReservoirTimer } from './metrics';
+export type { Counter, Gauge, StatTags, Timer, TimerObserver } from './metrics';
 
 /** The counters of one rate limit rule, bound when the configuration compiles. */
 export interface RuleStats {
@@ -55,85 +44,24 @@ export interface RuleStatsFactory {
    * handles) is returned instead and the refusal is counted.
    */
   forRuntimeRule(key: string, fallback: RuleStats | undefined): RuleStats;
+  /**
+   * Notes the rule keys forRule creates from now on, until the returned scope is kept or
+   * discarded: discarding removes them again, so a refused configuration leaves no
+   * statistics behind. Scopes do not nest (compilation is synchronous).
+   */
+  newRulesScope(): { keep(): void; discard(): void };
 }
 
-/** Receives every sample of one timer as it is recorded (the Prometheus histogram). */
-export type TimerObserver = (ms: number) => void;
-
-class SummingCounter implements Counter {
-  value = 0;
-  constructor(readonly name: string) {}
-  add(amount: number): void {
-    this.value += amount;
-  }
-  inc(): void {
-    this.value += 1;
-  }
-}
-
-class NullCounter implements Counter {
-  readonly value = 0;
-  constructor(readonly name: string) {}
-  add(): void {
-    /* statistics are disabled */
-  }
-  inc(): void {
-    /* statistics are disabled */
-  }
-}
-
-class LastValueGauge implements Gauge {
-  value = 0;
-  constructor(
-    readonly name: string,
-    readonly tags: StatTags,
-  ) {}
-  set(value: number): void {
-    this.value = value;
-  }
-}
-
-class NullTimer implements Timer {
-  constructor(readonly name: string) {}
-  record(): void {
-    /* statistics are disabled */
-  }
-}
-
-/** Timer samples kept between flushes; past the cap, samples are thinned and the rate recorded. */
-const TIMER_SAMPLE_CAP = 2048;
-
-export class ReservoirTimer implements Timer {
-  private samples: number[] = [];
-  private seen = 0;
-  private observers: TimerObserver[] = [];
-
-  constructor(readonly name: string) {}
-
-  record(ms: number): void {
-    for (const observe of this.observers) observe(ms);
-    this.seen += 1;
-    if (this.samples.length < TIMER_SAMPLE_CAP) {
-      this.samples.push(ms);
-      return;
-    }
-    // Reservoir sampling keeps a uniform sample of the interval in bounded memory.
-    const slot = Math.floor(Math.random() * this.seen);
-    if (slot < TIMER_SAMPLE_CAP) this.samples[slot] = ms;
-  }
-
-  observe(observer: TimerObserver): void {
-    this.observers = [...this.observers, observer];
-  }
-
-  /** Takes the samples recorded since the last drain and the fraction of samples kept. */
-  drain(): { samples: number[]; sampleRate: number } {
-    const samples = this.samples;
-    const sampleRate = this.seen === 0 ? 1 : samples.length / this.seen;
-    this.samples = [];
-    this.seen = 0;
-    return { samples, sampleRate };
-  }
+function ruleCounters(stats: RuleStats): Counter[] {
+  return [
+    stats.totalHits,
+    stats.overLimit,
+    stats.nearLimit,
+    stats.withinLimit,
+    stats.overLimitWithLocalCache,
+    stats.shadowMode,
+    stats.totalNegativeHits,
+  ];
 }
 
 /** A snapshot of every statistic, as sinks and /stats see it. */
@@ -147,6 +75,18 @@ export interface StatsStoreOptions {
   readonly isEnabled?: boolean;
   /** STATS_MAX_RULE_KEYS: most distinct rule keys, configured and runtime together. */
   readonly maxRuleKeys?: number;
+  /** STATS_MAX_RUNTIME_KEY_BYTES: most UTF-8 bytes of keys built from request values. */
+  readonly maxRuntimeKeyBytes?: number;
+}
+
+/** A statistics key built from request values, and how long it has been idle. */
+interface RuntimeKey {
+  readonly bytes: number;
+  /** The counters its name made (seven for a rule key, one for an unknown domain). */
+  readonly counters: readonly Counter[];
+  /** The sum of its counters at the last check, and how many checks in a row it held. */
+  total: number;
+  idleChecks: number;
 }
 
 /** The process-wide statistics registry. */
@@ -161,12 +101,20 @@ export class StatsStore implements RuleStatsFactory {
   private readonly generators: (() => void)[] = [];
   private readonly nullRuleStats: RuleStats;
   private readonly dropped: Counter;
+  readonly maxRuntimeKeyBytes: number;
+  /** Keys built from request values: rule keys (by key) and counters (by name). */
+  private readonly runtimeKeys = new Map<string, RuntimeKey>();
+  private runtimeBytes = 0;
+  /** Runtime keys that are a counter only (unknown domains), not rule keys. */
   private runtimeCounters = 0;
+  /** Rule keys created since newRulesScope(), while a scope is open. */
+  private scopeKeys: string[] | undefined;
 
   constructor(options: StatsStoreOptions | boolean = {}) {
     const o = typeof options === 'boolean' ? { isEnabled: options } : options;
     this.isEnabled = o.isEnabled ?? true;
     this.maxRuleKeys = o.maxRuleKeys ?? 10_000;
+    this.maxRuntimeKeyBytes = o.maxRuntimeKeyBytes ?? 1024 * 1024;
     const off = new NullCounter('');
     this.nullRuleStats = Object.freeze({
       key: '',
@@ -192,17 +140,33 @@ export class StatsStore implements RuleStatsFactory {
 
   /**
    * A counter whose name carries a runtime value (an unknown domain): past the cardinality cap
-   * a new one is not created, and the refusal is counted.
+   * (in keys or in bytes) a new one is not created, and the refusal is counted.
    */
   runtimeCounter(name: string): Counter {
     const existing = this.counters.get(name);
     if (existing !== undefined || !this.isEnabled) return existing ?? this.counter(name);
-    if (this.ruleStats.size + this.runtimeCounters >= this.maxRuleKeys) {
+    const bytes = Buffer.byteLength(name, 'utf8');
+    if (!this.hasRoomFor(bytes)) {
       this.dropped.inc();
       return this.nullRuleStats.totalHits;
     }
+    const counter = this.counter(name);
+    this.noteRuntimeKey(name, bytes, [counter]);
     this.runtimeCounters += 1;
-    return this.counter(name);
+    return counter;
+  }
+
+  /** Whether one more runtime key of `bytes` fits both caps. */
+  private hasRoomFor(bytes: number): boolean {
+    return (
+      this.ruleStats.size + this.runtimeCounters < this.maxRuleKeys &&
+      this.runtimeBytes + bytes <= this.maxRuntimeKeyBytes
+    );
+  }
+
+  private noteRuntimeKey(key: string, bytes: number, counters: readonly Counter[]): void {
+    this.runtimeKeys.set(key, { bytes, counters, total: 0, idleChecks: 0 });
+    this.runtimeBytes += bytes;
   }
 
   /**
@@ -247,18 +211,93 @@ export class StatsStore implements RuleStatsFactory {
 
   forRule(key: string): RuleStats {
     if (!this.isEnabled) return this.nullRuleStats;
-    return this.ruleStats.get(key) ?? this.createRuleStats(key);
+    const existing = this.ruleStats.get(key);
+    if (existing !== undefined) {
+      // A configured rule is never released, even when a request value made it first.
+      if (this.runtimeKeys.has(key)) this.forgetRuntimeKey(key);
+      return existing;
+    }
+    this.scopeKeys?.push(key);
+    return this.createRuleStats(key);
   }
 
   forRuntimeRule(key: string, fallback: RuleStats | undefined): RuleStats {
     if (!this.isEnabled) return this.nullRuleStats;
     const existing = this.ruleStats.get(key);
     if (existing !== undefined) return existing;
-    if (this.ruleStats.size + this.runtimeCounters >= this.maxRuleKeys) {
+    const bytes = Buffer.byteLength(key, 'utf8');
+    if (!this.hasRoomFor(bytes)) {
       this.dropped.inc();
       return fallback ?? this.nullRuleStats;
     }
-    return this.createRuleStats(key);
+    const stats = this.createRuleStats(key);
+    this.noteRuntimeKey(key, bytes, ruleCounters(stats));
+    return stats;
+  }
+
+  newRulesScope(): { keep(): void; discard(): void } {
+    const keys: string[] = [];
+    this.scopeKeys = keys;
+    return {
+      keep: () => {
+        this.scopeKeys = undefined;
+      },
+      discard: () => {
+        this.scopeKeys = undefined;
+        for (const key of keys) this.removeRule(key);
+      },
+    };
+  }
+
+  /** Removes a rule key's handles and counters. */
+  private removeRule(key: string): readonly string[] {
+    const stats = this.ruleStats.get(key);
+    if (stats === undefined) return [];
+    this.ruleStats.delete(key);
+    const names = ruleCounters(stats).map((c) => c.name);
+    for (const name of names) this.counters.delete(name);
+    return names;
+  }
+
+  private forgetRuntimeKey(key: string): void {
+    const entry = this.runtimeKeys.get(key);
+    if (entry === undefined) return;
+    this.runtimeKeys.delete(key);
+    this.runtimeBytes -= entry.bytes;
+  }
+
+  /**
+   * Releases the keys built from request values whose counters have not moved for
+   * `idleChecks` calls in a row (the flusher calls once per flush, after sending): their
+   * counts have gone out, and the room they held is free for new keys. Returns the
+   * statistic names released, for sinks that keep series of their own.
+   */
+  releaseIdle(idleChecks: number): string[] {
+    const released: string[] = [];
+    for (const [key, entry] of this.runtimeKeys) {
+      let total = 0;
+      for (const counter of entry.counters) total += counter.value;
+      if (total !== entry.total) {
+        entry.total = total;
+        entry.idleChecks = 0;
+        continue;
+      }
+      entry.idleChecks += 1;
+      if (entry.idleChecks < idleChecks) continue;
+      this.forgetRuntimeKey(key);
+      if (this.ruleStats.has(key)) released.push(...this.removeRule(key));
+      else {
+        this.counters.delete(key);
+        this.runtimeCounters -= 1;
+        released.push(key);
+      }
+    }
+    return released;
+  }
+
+  /** Bytes held by keys built from request values. */
+  get runtimeKeyBytes(): number {
+    return this.runtimeBytes;
   }
 
   private createRuleStats(key: string): RuleStats {

@@ -1,5 +1,6 @@
 // The counter store the settings choose, opened by the opener registered for its backend type.
 import type { BackendSettings } from '../settings';
+import { STAT } from '../stats';
 import type { CounterStore } from './counter-store';
 import { MemcachedCounterStore } from './memcached/memcached-store';
 import { MemoryCounterStore } from './memory/memory-store';
@@ -23,8 +24,17 @@ type StoreOpeners = {
  * (the settings' BackendSettings union makes a missing line a compile error).
  */
 export const STORE_OPENERS: StoreOpeners = {
-  memory: (_settings, deps) =>
-    Promise.resolve(guarded(new MemoryCounterStore({ clock: deps.clock }), 'memory', deps)),
+  memory: (settings, deps) => {
+    const evictions = deps.stats.counter(STAT.memoryEvictions);
+    const store = new MemoryCounterStore({
+      clock: deps.clock,
+      maxKeys: settings.maxKeys,
+      onEvict: () => {
+        evictions.inc();
+      },
+    });
+    return Promise.resolve(guarded(store, 'memory', deps));
+  },
   redis: openRedisStore,
   memcache: async (settings, deps) =>
     guarded(

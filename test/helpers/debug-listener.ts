@@ -3,7 +3,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../../src/lib/clock';
-import { ConfigStatus, createDebugServer, HealthState } from '../../src/server';
+import { MemoryLogger } from '../../src/lib/logger';
+import { ConfigStatus, createDebugServer, HealthState, LastResort } from '../../src/server';
 import { MemoryCounterStore, type CounterStore } from '../../src/store';
 import { engineOf, type EngineFixture } from './engine';
 
@@ -12,6 +13,9 @@ export interface DebugListener extends EngineFixture {
   readonly clock: ManualClock;
   readonly health: HealthState;
   readonly config: ConfigStatus;
+  /** What the last-resort handler logged. */
+  readonly logger: MemoryLogger;
+  readonly port: number;
   /** GET with an Accept header; resolves with the status, the content type and the body. */
   get(
     path: string,
@@ -25,6 +29,8 @@ export interface DebugListenerOptions {
   readonly nowMs?: number;
   /** What the engine gets in place of the memory store (a store that fails, say). */
   readonly wrapStore?: (store: MemoryCounterStore) => CounterStore;
+  /** DEBUG_PROFILING_ENABLED; false unless given. */
+  readonly isProfilingEnabled?: boolean;
 }
 
 export async function startDebugListener(
@@ -36,17 +42,22 @@ export async function startDebugListener(
   const fixture = engineOf(options.wrapStore?.(store) ?? store, clock, files, options.env ?? {});
   const health = new HealthState({ requireConfig: false, nowMs: () => clock.nowMs() });
   const config = new ConfigStatus(() => clock.nowMs());
-  const server = createDebugServer({
-    engine: fixture.engine,
-    stats: fixture.stats,
-    health,
-    config,
-  });
+  const logger = new MemoryLogger();
+  const server = createDebugServer(
+    { engine: fixture.engine, stats: fixture.stats, health, config },
+    {
+      isProfilingEnabled: options.isProfilingEnabled ?? false,
+      lastResort: new LastResort(fixture.stats, logger),
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const base = `http://127.0.0.1:${port}`;
   return {
     ...fixture,
     base,
+    port,
+    logger,
     clock,
     health,
     config,

@@ -270,21 +270,21 @@ describe('refuses with a clean status and keeps serving', () => {
     ]);
   });
 
-  it('a message over 4 MiB, announced or sent: RESOURCE_EXHAUSTED', async () => {
+  it('a message over MAX_REQUEST_BYTES (1 MiB), announced or sent: RESOURCE_EXHAUSTED', async () => {
     const announced = Buffer.alloc(5);
-    announced.writeUInt32BE(5 * 1024 * 1024, 1);
+    announced.writeUInt32BE(1024 * 1024 + 1, 1);
     const byHeader = await raw({}, announced);
     expect(byHeader.grpcStatus).toBe(String(grpc.status.RESOURCE_EXHAUSTED));
-    const sent = await raw({}, framed(Buffer.alloc(4 * 1024 * 1024 + 1)));
+    const sent = await raw({}, framed(Buffer.alloc(1024 * 1024 + 1)));
     expect(sent.grpcStatus).toBe(String(grpc.status.RESOURCE_EXHAUSTED));
   });
 
-  it('a gzip bomb that inflates past 4 MiB: RESOURCE_EXHAUSTED', async () => {
+  it('a gzip bomb that inflates past MAX_REQUEST_BYTES: RESOURCE_EXHAUSTED', async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(8 * 1024 * 1024));
     const answer = await raw({ 'grpc-encoding': 'gzip' }, framed(bomb, 1));
     expect([answer.grpcStatus, answer.grpcMessage]).toEqual([
       String(grpc.status.RESOURCE_EXHAUSTED),
-      'the request message decompresses to more than 4194304 bytes',
+      'the request message is larger than the 1048576 bytes accepted (MAX_REQUEST_BYTES)',
     ]);
   });
 

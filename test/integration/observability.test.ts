@@ -68,7 +68,10 @@ it('flushes counters to statsd over UDP as deltas every STATS_FLUSH_INTERVAL', a
 });
 
 it('serves the debug listener: index, configuration, statistics, heap snapshot and CPU profile', async () => {
-  const service = await ServiceProcess.start({ env: { ...runtime.env(), BACKEND_TYPE: 'memory' } });
+  // Profiling holds memory contents, so it is off unless asked for.
+  const service = await ServiceProcess.start({
+    env: { ...runtime.env(), BACKEND_TYPE: 'memory', DEBUG_PROFILING_ENABLED: 'true' },
+  });
   cleanup(() => service.stop());
   const index = await (await fetch(service.debugUrl('/'))).text();
   expect(index.split('\n').map((l) => l.split(':')[0])).toEqual(

@@ -104,14 +104,36 @@ export class FileConfigProvider implements ConfigProvider {
     }
     this.isLoading = true;
     this.idle = (async () => {
-      // Events that arrive during a load ask for one more load after it.
-      do {
-        this.isReloadPending = false;
-        await this.loadOnce();
-      } while (this.takePendingReload());
-      this.isLoading = false;
+      try {
+        // Events that arrive during a load ask for one more load after it.
+        do {
+          this.isReloadPending = false;
+          await this.loadOnceSafely();
+        } while (this.takePendingReload());
+      } finally {
+        this.isLoading = false;
+      }
     })();
     return this.idle;
+  }
+
+  /**
+   * One load; whatever it throws (the listener included) is logged and refuses the load
+   * rather than escaping the watcher's `void this.reload()` as an unhandled rejection, and
+   * later changes still reload.
+   */
+  private async loadOnceSafely(): Promise<void> {
+    try {
+      await this.loadOnce();
+    } catch (err: unknown) {
+      this.options.logger.error(
+        'configuration load failed unexpectedly; the previous one serves on',
+        {
+          directory: this.directory,
+          error: describeError(err),
+        },
+      );
+    }
   }
 
   private async loadOnce(): Promise<void> {

@@ -1,6 +1,7 @@
 // RateLimitConfig resources: decoded from protobuf into the same documents files produce.
 import {
   ConfigError,
+  MAX_DESCRIPTOR_DEPTH,
   type ConfigDocument,
   type DescriptorDoc,
   type RateLimitPolicyDoc,
@@ -70,14 +71,18 @@ function limitOf(policy: WirePolicy): RateLimitPolicyDoc {
   };
 }
 
-function descriptorOf(d: WireDescriptor): DescriptorDoc {
+/** Past MAX_DESCRIPTOR_DEPTH compile() refuses the tree; deeper levels are not even copied. */
+function descriptorOf(d: WireDescriptor, depth = 0): DescriptorDoc {
   const metadata = d.metadata === undefined ? undefined : fromStruct(d.metadata);
   return {
     key: d.key ?? '',
     value: d.value === undefined || d.value === '' ? undefined : d.value,
     rateLimit: policyOf(d.rateLimit),
     rateLimits: (d.rateLimits ?? []).map(limitOf),
-    descriptors: (d.descriptors ?? []).map(descriptorOf),
+    descriptors:
+      depth > MAX_DESCRIPTOR_DEPTH
+        ? []
+        : (d.descriptors ?? []).map((child) => descriptorOf(child, depth + 1)),
     shadowMode: d.shadowMode ?? false,
     quotaMode: d.quotaMode ?? false,
     detailedMetric: d.detailedMetric ?? false,
@@ -121,7 +126,7 @@ export function decodeResource(resource: WireAny, index: number): ConfigDocument
   return {
     source,
     domain: config.domain ?? '',
-    descriptors: (config.descriptors ?? []).map(descriptorOf),
+    descriptors: (config.descriptors ?? []).map((d) => descriptorOf(d)),
     warnings: [],
   };
 }

@@ -197,10 +197,26 @@ export class XdsConfigProvider implements ConfigProvider {
       );
       return;
     }
-    const outcome = compileSources(
-      (response.resources ?? []).map(decodeResource),
-      this.options.compile,
-    );
+    // Decoding, compiling and the listener run on grpc-js's stream events: anything they
+    // throw would escape into the client library, so it refuses the update instead.
+    try {
+      this.apply(call, listener, version, nonce, response.resources ?? []);
+    } catch (err: unknown) {
+      const reason = `the update could not be applied: ${describeError(err)}`;
+      this.options.logger.error('refused an xDS update (NACK)', { version, error: reason });
+      this.nack(call, nonce, reason);
+    }
+  }
+
+  /** Compiles the resources; ACKs and hands the snapshot on, or NACKs with every problem. */
+  private apply(
+    call: AdsCall,
+    listener: ConfigListener,
+    version: string,
+    nonce: string,
+    resources: readonly WireAny[],
+  ): void {
+    const outcome = compileSources(resources.map(decodeResource), this.options.compile);
     if (!outcome.ok) {
       listener.onRejected(outcome.errors);
       this.nack(call, nonce, outcome.errors.map((e) => e.message).join('; '));

@@ -6,24 +6,27 @@
 // sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing; tls/
 // serves it over TLS when GRPC_SERVER_USE_TLS is set.
 import http2 from 'node:http2';
-import type { RateLimitEngine } from '../../engine';
 import type { Logger } from '../../lib/logger';
-import type { GrpcListenerSettings } from '../../settings';
+import type { GrpcListenerSettings, LimitsSettings } from '../../settings';
 import type { StatsStore } from '../../stats';
 import type { RequestTracer } from '../../tracing';
 import type { HealthState } from '../health';
+import type { LastResort } from '../last-resort';
 import { GrpcHealthService, HEALTH_CHECK, HEALTH_WATCH } from './health-service';
-import { SHOULD_RATE_LIMIT, shouldRateLimitMethod } from './rls-method';
+import { SHOULD_RATE_LIMIT, shouldRateLimitMethod, type Decider } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { Sessions } from './sessions';
 import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
+import type { UnaryReading } from './unary';
 
 export interface GrpcServerOptions {
   readonly settings: GrpcListenerSettings;
-  readonly engine: RateLimitEngine;
+  readonly engine: Decider;
   readonly health: HealthState;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  readonly limits: LimitsSettings;
+  readonly lastResort: LastResort;
   /** Server spans per call; undefined while tracing is off. */
   readonly tracer: RequestTracer | undefined;
 }
@@ -47,20 +50,34 @@ export class RateLimitGrpcServer {
   private readonly sessions: Sessions;
 
   constructor(private readonly options: GrpcServerOptions) {
-    const { engine, health, stats, logger, tracer } = options;
-    this.healthService = new GrpcHealthService({ health, stats, logger });
-    this.sessions = new Sessions(options.settings, (session) => {
+    const { engine, health, stats, logger, limits, lastResort, tracer } = options;
+    const connection = limits.connection;
+    const reading: UnaryReading = {
+      logger,
+      lastResort,
+      maxRequestBytes: limits.request.maxRequestBytes,
+      headerTimeoutMs: connection.headerTimeoutMs,
+    };
+    this.healthService = new GrpcHealthService({ health, stats, reading });
+    this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
       this.healthService.endWatchesOf(session);
     });
     const methods = new Map<string, MethodHandler>([
-      [SHOULD_RATE_LIMIT, shouldRateLimitMethod({ engine, stats, logger, tracer })],
+      [
+        SHOULD_RATE_LIMIT,
+        shouldRateLimitMethod({ engine, stats, reading, limits: limits.request, tracer }),
+      ],
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
     ]);
+    // Node's defaults allow any number of streams per connection.
+    const http2Settings = { maxConcurrentStreams: connection.maxConcurrentStreams };
     const tls = options.settings.tls;
-    this.secure = tls === undefined ? undefined : createSecureGrpcServer(tls, stats, logger);
-    this.server = this.secure?.server ?? http2.createServer();
-    this.server.on('stream', routeCalls(methods));
+    this.secure =
+      tls === undefined ? undefined : createSecureGrpcServer(tls, stats, logger, http2Settings);
+    this.server = this.secure?.server ?? http2.createServer({ settings: http2Settings });
+    this.server.on('stream', this.sessions.addStream);
+    this.server.on('stream', routeCalls(methods, lastResort));
     this.server.on('session', (session: http2.ServerHttp2Session) => {
       if (this.secure?.admits(session) === false) return;
       this.sessions.add(session);

@@ -1,13 +1,12 @@
 // grpc.health.v1.Health: Check answers once, Watch streams every change of the service's health.
 import type http2 from 'node:http2';
-import type { Logger } from '../../lib/logger';
 import { STAT, type StatsStore } from '../../stats';
 import type { HealthState } from '../health';
 import { decodeHealthRequest, encodeHealthResponse, type ServingStatus } from './health-codec';
 import { GrpcStatus, type FramedMessage } from './protocol';
 import { openResponse, sendMessage, sendStatus } from './replies';
 import type { MethodHandler } from './router';
-import { readUnary } from './unary';
+import { readUnary, type UnaryReading } from './unary';
 
 export const HEALTH_CHECK = '/grpc.health.v1.Health/Check';
 export const HEALTH_WATCH = '/grpc.health.v1.Health/Watch';
@@ -18,7 +17,7 @@ const HEALTH_SERVICES = new Set(['', 'ratelimit', 'envoy.service.ratelimit.v3.Ra
 export interface HealthServiceOptions {
   readonly health: HealthState;
   readonly stats: StatsStore;
-  readonly logger: Logger;
+  readonly reading: UnaryReading;
 }
 
 /** The health service and its open Watch streams. */
@@ -39,7 +38,7 @@ export class GrpcHealthService {
     return (stream, _headers, encoding) => {
       const started = process.hrtime.bigint();
       requests.inc();
-      readUnary(stream, encoding, this.options.logger, (message) => {
+      readUnary(stream, encoding, this.options.reading, (message) => {
         this.answerCheck(stream, message);
         time.record(Number(process.hrtime.bigint() - started) / 1e6);
       });
@@ -49,14 +48,14 @@ export class GrpcHealthService {
   /** The Watch handler: the current status at once, then one message per change. */
   watch(): MethodHandler {
     return (stream, _headers, encoding) => {
-      readUnary(stream, encoding, this.options.logger, (message) => {
+      readUnary(stream, encoding, this.options.reading, (message) => {
         this.startWatch(stream, message);
       });
     };
   }
 
   /** Ends the Watch streams of a connection that is closing. */
-  endWatchesOf(session: http2.ServerHttp2Session): void {
+  endWatchesOf(session: http2.Http2Session): void {
     for (const [stream] of this.watchers) {
       if (stream.session === session) this.endWatch(stream);
     }

@@ -5,9 +5,6 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 
 export { GrpcStatus };
 
-/** The largest request message accepted, as grpc-js and grpc-go servers default to. */
-export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
-
 /** Encodings a request may use; answers are never compressed. */
 export const ACCEPT_ENCODING = 'identity,deflate,gzip';
 
@@ -60,8 +57,8 @@ export interface FramedMessage {
   readonly end: number;
 }
 
-/** Splits a request body into exactly one framed message. */
-export function singleMessage(body: Buffer): FramedMessage {
+/** Splits a request body into exactly one framed message of at most `maxBytes`. */
+export function singleMessage(body: Buffer, maxBytes: number): FramedMessage {
   if (body.length < 5) {
     throw new CallError(
       GrpcStatus.INTERNAL,
@@ -73,12 +70,7 @@ export function singleMessage(body: Buffer): FramedMessage {
   if (flag !== 0 && flag !== 1) {
     throw new CallError(GrpcStatus.INTERNAL, `the message flag ${String(flag)} is not 0 or 1`);
   }
-  if (length > MAX_RECEIVE_MESSAGE_BYTES) {
-    throw new CallError(
-      GrpcStatus.RESOURCE_EXHAUSTED,
-      `the request message has ${length} bytes, more than the ${MAX_RECEIVE_MESSAGE_BYTES} accepted`,
-    );
-  }
+  if (length > maxBytes) throw messageTooLarge(maxBytes);
   if (body.length < 5 + length) {
     throw new CallError(GrpcStatus.INTERNAL, 'the request message is cut short');
   }
@@ -88,11 +80,23 @@ export function singleMessage(body: Buffer): FramedMessage {
   return { isCompressed: flag === 1, buf: body, start: 5, end: 5 + length };
 }
 
-/** The message bytes, decompressed when the sender compressed them. */
-export function uncompressed(message: FramedMessage, encoding: string | undefined): FramedMessage {
+/** The refusal of a request message larger than MAX_REQUEST_BYTES, before or after inflating. */
+export function messageTooLarge(maxBytes: number): CallError {
+  return new CallError(
+    GrpcStatus.RESOURCE_EXHAUSTED,
+    `the request message is larger than the ${maxBytes} bytes accepted (MAX_REQUEST_BYTES)`,
+  );
+}
+
+/** The message bytes, decompressed (to at most `maxBytes`) when the sender compressed them. */
+export function uncompressed(
+  message: FramedMessage,
+  encoding: string | undefined,
+  maxBytes: number,
+): FramedMessage {
   if (!message.isCompressed) return message;
   const compressed = message.buf.subarray(message.start, message.end);
-  const options = { maxOutputLength: MAX_RECEIVE_MESSAGE_BYTES };
+  const options = { maxOutputLength: maxBytes };
   let plain: Buffer;
   try {
     if (encoding === 'gzip') plain = zlib.gunzipSync(compressed, options);
@@ -107,10 +111,7 @@ export function uncompressed(message: FramedMessage, encoding: string | undefine
     if (err instanceof CallError) throw err;
     const code = (err as { code?: unknown }).code;
     throw code === 'ERR_BUFFER_TOO_LARGE'
-      ? new CallError(
-          GrpcStatus.RESOURCE_EXHAUSTED,
-          `the request message decompresses to more than ${MAX_RECEIVE_MESSAGE_BYTES} bytes`,
-        )
+      ? messageTooLarge(maxBytes)
       : new CallError(GrpcStatus.INTERNAL, `the ${encoding ?? ''} message does not decompress`);
   }
   return { isCompressed: false, buf: plain, start: 0, end: plain.length };

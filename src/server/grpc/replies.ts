@@ -3,6 +3,7 @@ import type http2 from 'node:http2';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { toEdgeError } from '../errors';
+import type { LastResort } from '../last-resort';
 import { ACCEPT_ENCODING, CallError, encodeStatusMessage, type GrpcStatus } from './protocol';
 
 // Shared, never mutated: node:http2 reads header objects without keeping them.
@@ -46,23 +47,28 @@ export function openResponse(stream: http2.ServerHttp2Stream): void {
 
 /** Answers a unary call with one framed message and status OK. */
 export function sendMessage(stream: http2.ServerHttp2Stream, framed: Buffer): void {
-  if (stream.destroyed || stream.closed) return;
+  // Already answered (its deadline passed) or gone: the late answer is dropped.
+  if (stream.destroyed || stream.closed || stream.headersSent) return;
   openResponse(stream);
   stream.end(framed);
 }
 
 /**
  * Ends a call that failed: protocol errors with their own status, the rest through the edge's
- * error table. Anything but a bad request is logged.
+ * error table. A backend error is logged; an error of no known kind is the last resort's.
  */
-export function failCall(stream: http2.ServerHttp2Stream, err: unknown, logger: Logger): void {
+export function failCall(
+  stream: http2.ServerHttp2Stream,
+  err: unknown,
+  report: { readonly logger: Logger; readonly lastResort: LastResort },
+): void {
   if (err instanceof CallError) {
     sendStatus(stream, err.code, err.message);
     return;
   }
   const edge = toEdgeError(err);
-  if (edge.kind !== 'request') {
-    logger.warn('rate limit request failed', { error: describeError(err) });
-  }
+  if (edge.kind === 'internal') report.lastResort.report(err, 'gRPC call');
+  else if (edge.kind === 'backend')
+    report.logger.warn('rate limit request failed', { error: describeError(err) });
   sendStatus(stream, edge.grpcCode, edge.message);
 }

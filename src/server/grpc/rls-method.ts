@@ -1,7 +1,8 @@
-// envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit: decode, decide, answer.
+// envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit: decode, decide, answer, within
+// the caller's deadline.
 import type http2 from 'node:http2';
 import type { RateLimitEngine, RateLimitRequest, RateLimitResponse } from '../../engine';
-import type { Logger } from '../../lib/logger';
+import type { RequestLimits } from '../../settings';
 import { STAT, type StatsStore } from '../../stats';
 import type { RequestTracer } from '../../tracing';
 import { decodeRateLimitRequest, encodeRateLimitResponse } from '../wire/rls-codec';
@@ -9,26 +10,60 @@ import { GrpcStatus, parseTimeout } from './protocol';
 import { failCall, sendMessage, sendStatus } from './replies';
 import type { MethodHandler } from './router';
 import { startTracedCall, type TracedCall } from './traced-call';
-import { readUnary } from './unary';
+import { readUnary, type UnaryReading } from './unary';
 
 export const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
+/** The part of the engine this method calls. */
+export type Decider = Pick<RateLimitEngine, 'shouldRateLimit'>;
+
 export interface RlsMethodOptions {
-  readonly engine: RateLimitEngine;
+  readonly engine: Decider;
   readonly stats: StatsStore;
-  readonly logger: Logger;
+  readonly reading: UnaryReading;
+  readonly limits: RequestLimits;
   /** Server spans; undefined while tracing is off, and then nothing is done for it per call. */
   readonly tracer: RequestTracer | undefined;
 }
 
 const elapsedMs = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e6;
 
+/** setTimeout's ceiling; a longer deadline needs no timer. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Answers DEADLINE_EXCEEDED when the caller's grpc-timeout runs out, at that moment: whatever
+ * the backend still does for the call is not waited for, and its late answer is dropped (a
+ * closed stream takes no reply). Returns the function that stops the timer.
+ */
+function armDeadline(stream: http2.ServerHttp2Stream, timeoutMs: number | undefined): () => void {
+  if (timeoutMs === undefined || timeoutMs >= MAX_TIMER_MS) return () => undefined;
+  const timer = setTimeout(() => {
+    sendStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, 'the deadline passed');
+  }, timeoutMs);
+  return () => {
+    clearTimeout(timer);
+  };
+}
+
+/** The engine's decision, inside the call's span when the call is traced. */
+function decide(
+  engine: Decider,
+  request: RateLimitRequest,
+  call: TracedCall | undefined,
+): Promise<RateLimitResponse> {
+  if (call === undefined) return engine.shouldRateLimit(request);
+  call.domain = request.domain;
+  return call.span.within(() => engine.shouldRateLimit(request));
+}
+
 /**
  * The ShouldRateLimit handler: counts every call under the method's name and times it from
  * its headers to the decision, as the reference does.
  */
 export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler {
-  const { engine, logger, tracer } = options;
+  const { engine, reading, limits, tracer } = options;
+  const { lastResort } = reading;
   const totalRequests = options.stats.counter(STAT.totalRequests('ShouldRateLimit'));
   const responseTime = options.stats.timer(STAT.responseTime('ShouldRateLimit'));
 
@@ -36,51 +71,48 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
     stream: http2.ServerHttp2Stream,
     request: RateLimitRequest,
     started: bigint,
-    timeoutMs: number | undefined,
+    disarm: () => void,
     call: TracedCall | undefined,
   ): void => {
-    let decision: Promise<RateLimitResponse>;
-    if (call === undefined) decision = engine.shouldRateLimit(request);
-    else {
-      call.domain = request.domain;
-      decision = call.span.within(() => engine.shouldRateLimit(request));
-    }
-    decision.then(
-      (response) => {
-        if (call !== undefined) call.overallCode = response.overallCode;
-        const elapsed = elapsedMs(started);
-        responseTime.record(elapsed);
-        // Past its deadline the caller has stopped waiting: say so instead of a stale answer.
-        if (timeoutMs !== undefined && elapsed > timeoutMs) {
-          sendStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, 'the deadline passed');
-          return;
-        }
-        sendMessage(stream, encodeRateLimitResponse(response, true));
-      },
-      (err: unknown) => {
-        if (call !== undefined) call.error = err;
-        responseTime.record(elapsedMs(started));
-        failCall(stream, err, logger);
-      },
-    );
+    decide(engine, request, call)
+      .then(
+        (response) => {
+          disarm();
+          if (call !== undefined) call.overallCode = response.overallCode;
+          responseTime.record(elapsedMs(started));
+          sendMessage(stream, encodeRateLimitResponse(response, true));
+        },
+        (err: unknown) => {
+          disarm();
+          if (call !== undefined) call.error = err;
+          responseTime.record(elapsedMs(started));
+          failCall(stream, err, reading);
+        },
+      )
+      .catch((err: unknown) => {
+        lastResort.report(err, 'ShouldRateLimit');
+        sendStatus(stream, GrpcStatus.INTERNAL, 'internal error');
+      });
   };
 
   return (stream, headers, encoding) => {
     const started = process.hrtime.bigint();
-    const timeoutMs = parseTimeout(headers['grpc-timeout']);
+    const disarm = armDeadline(stream, parseTimeout(headers['grpc-timeout']));
+    stream.once('close', disarm);
     totalRequests.inc();
     const call = tracer === undefined ? undefined : startTracedCall(tracer, stream, headers);
-    readUnary(stream, encoding, logger, (message) => {
+    readUnary(stream, encoding, reading, (message) => {
       let request;
       try {
-        request = decodeRateLimitRequest(message.buf, message.start, message.end);
+        request = decodeRateLimitRequest(message.buf, message.start, message.end, limits);
       } catch (err: unknown) {
+        disarm();
         if (call !== undefined) call.error = err;
         responseTime.record(elapsedMs(started));
-        failCall(stream, err, logger);
+        failCall(stream, err, reading);
         return;
       }
-      answer(stream, request, started, timeoutMs, call);
+      answer(stream, request, started, disarm, call);
     });
   };
 }

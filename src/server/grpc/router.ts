@@ -1,5 +1,6 @@
 // The call router: checks what every gRPC call must carry, then hands it to its method.
 import type http2 from 'node:http2';
+import type { LastResort } from '../last-resort';
 import { ACCEPT_ENCODING, GrpcStatus, isAcceptedEncoding } from './protocol';
 import { END_STREAM, sendStatus } from './replies';
 
@@ -23,9 +24,9 @@ function ignore(): void {
  */
 export function routeCalls(
   methods: ReadonlyMap<string, MethodHandler>,
+  lastResort: LastResort,
 ): (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void {
-  return (stream, headers) => {
-    stream.on('error', ignore);
+  const route = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void => {
     if (headers[':method'] !== 'POST') {
       stream.respond({ ':status': 405, allow: 'POST' }, END_STREAM);
       return;
@@ -55,5 +56,17 @@ export function routeCalls(
       return;
     }
     handler(stream, headers, encoding);
+  };
+  return (stream, headers) => {
+    stream.on('error', ignore);
+    lastResort.guard(
+      'gRPC call',
+      () => {
+        route(stream, headers);
+      },
+      () => {
+        sendStatus(stream, GrpcStatus.INTERNAL, 'internal error');
+      },
+    );
   };
 }

@@ -1,66 +1,110 @@
-// The server's HTTP/2 connections: tracked for shutdown, aged out after MAX_CONNECTION_AGE.
+// The server's HTTP/2 connections: tracked for shutdown, aged out after MAX_CONNECTION_AGE,
+// cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls.
 import type http2 from 'node:http2';
 import type net from 'node:net';
 
 /** setTimeout's ceiling; a longer connection age is as good as none. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export interface ConnectionAge {
+export interface SessionTimes {
   /** 0 or above MAX_TIMER_MS: connections live as long as their peer wants. */
   readonly maxConnectionAgeMs: number;
   /** How long calls in flight may finish after the GOAWAY of an aged-out connection. */
   readonly maxConnectionAgeGraceMs: number;
+  /** A new connection must send its preface and settings within this (HEADER_TIMEOUT). */
+  readonly headerTimeoutMs: number;
+  /** A connection with no call open for this long is closed (IDLE_TIMEOUT). */
+  readonly idleTimeoutMs: number;
 }
 
 function ignore(): void {
   // Session errors are the peer going away.
 }
 
+function unrefTimer(ms: number, run: () => void): NodeJS.Timeout {
+  const timer = setTimeout(run, Math.min(ms, MAX_TIMER_MS));
+  timer.unref();
+  return timer;
+}
+
+/** One connection's open calls and its idle timer. */
+interface Tracked {
+  streams: number;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
 /** Every open connection of one server. */
 export class Sessions {
-  private readonly open = new Set<http2.ServerHttp2Session>();
+  private readonly open = new Map<http2.Http2Session, Tracked>();
 
   /**
    * @param onClosing called before the server closes a connection, for the streams that
    * would otherwise keep it open (health watches).
    */
   constructor(
-    private readonly age: ConnectionAge,
-    private readonly onClosing: (session: http2.ServerHttp2Session) => void,
+    private readonly times: SessionTimes,
+    private readonly onClosing: (session: http2.Http2Session) => void,
   ) {}
 
   /** The server's 'session' listener. */
-  readonly add = (session: http2.ServerHttp2Session): void => {
-    this.open.add(session);
+  readonly add = (session: http2.Http2Session): void => {
+    const tracked: Tracked = { streams: 0, idleTimer: undefined };
+    this.open.set(session, tracked);
     session.on('error', ignore);
-    const { maxConnectionAgeMs, maxConnectionAgeGraceMs } = this.age;
+    const { maxConnectionAgeMs, maxConnectionAgeGraceMs, headerTimeoutMs } = this.times;
     let ageTimer: NodeJS.Timeout | undefined;
     if (maxConnectionAgeMs > 0 && maxConnectionAgeMs < MAX_TIMER_MS) {
       // Spread by ±10% so connections opened together are not all cut together (as gRPC does).
       const jittered = maxConnectionAgeMs * (0.9 + Math.random() * 0.2);
-      ageTimer = setTimeout(() => {
+      ageTimer = unrefTimer(jittered, () => {
         this.close(session, maxConnectionAgeGraceMs);
-      }, jittered);
-      ageTimer.unref();
+      });
     }
+    // A client's SETTINGS follow its preface: a connection without them by now is not gRPC.
+    const prefaceTimer = unrefTimer(headerTimeoutMs, () => {
+      session.destroy();
+    });
+    session.once('remoteSettings', () => {
+      clearTimeout(prefaceTimer);
+    });
+    this.armIdle(session, tracked);
     session.once('close', () => {
-      if (ageTimer !== undefined) clearTimeout(ageTimer);
+      clearTimeout(ageTimer);
+      clearTimeout(prefaceTimer);
+      clearTimeout(tracked.idleTimer);
       this.open.delete(session);
     });
   };
 
+  /** The server's 'stream' listener: a connection with a call open is not idle. */
+  readonly addStream = (stream: http2.ServerHttp2Stream): void => {
+    const session = stream.session;
+    const tracked = session === undefined ? undefined : this.open.get(session);
+    if (session === undefined || tracked === undefined) return;
+    tracked.streams += 1;
+    clearTimeout(tracked.idleTimer);
+    tracked.idleTimer = undefined;
+    stream.once('close', () => {
+      tracked.streams -= 1;
+      if (tracked.streams === 0) this.armIdle(session, tracked);
+    });
+  };
+
+  private armIdle(session: http2.Http2Session, tracked: Tracked): void {
+    tracked.idleTimer = unrefTimer(this.times.idleTimeoutMs, () => {
+      // A GOAWAY: the client opens a new connection for its next call.
+      if (tracked.streams === 0 && !session.closed && !session.destroyed) session.close();
+    });
+  }
+
   /** GOAWAY now, calls in flight may finish; whatever is left after `graceMs` is cut. */
-  private close(session: http2.ServerHttp2Session, graceMs: number): void {
+  private close(session: http2.Http2Session, graceMs: number): void {
     if (session.closed || session.destroyed) return;
     this.onClosing(session);
     session.close();
-    const timer = setTimeout(
-      () => {
-        session.destroy();
-      },
-      Math.min(graceMs, MAX_TIMER_MS),
-    );
-    timer.unref();
+    const timer = unrefTimer(graceMs, () => {
+      session.destroy();
+    });
     session.once('close', () => {
       clearTimeout(timer);
     });
@@ -80,13 +124,13 @@ export class Sessions {
         resolve();
       });
     });
-    for (const session of this.open) session.close();
+    for (const session of this.open.keys()) session.close();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, graceMs);
     });
     await Promise.race([closed, deadline]);
     clearTimeout(timer);
-    for (const session of this.open) session.destroy();
+    for (const session of this.open.keys()) session.destroy();
   }
 }

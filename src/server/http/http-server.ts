@@ -2,35 +2,44 @@
 import type http from 'node:http';
 import { describeError } from '../../lib/errors';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { RateLimitEngine } from '../../engine';
+import type { Logger } from '../../lib/logger';
+import type { RequestLimits } from '../../settings';
+import type { RequestTracer } from '../../tracing';
 import type { HealthState } from '../health';
-import { answerJson, type JsonAnswerDeps } from './json-answer';
-import { withJsonFastPath } from './json-fast-path';
+import type { LastResort } from '../last-resort';
+import { answerJson, type JsonAnswering } from './json-answer';
+import { sendInternalError, withJsonFastPath } from './json-fast-path';
 
-export interface HttpAppOptions extends JsonAnswerDeps {
+export interface HttpAppOptions {
+  readonly engine: Pick<RateLimitEngine, 'shouldRateLimit'>;
   readonly health: HealthState;
-  /** Largest accepted /json body. */
-  readonly maxBodyBytes?: number;
+  readonly logger: Logger;
+  /** The request limits; MAX_REQUEST_BYTES is the largest accepted /json body. */
+  readonly limits: RequestLimits;
+  readonly lastResort: LastResort;
+  /** Server spans; undefined while tracing is off. */
+  readonly tracer: RequestTracer | undefined;
 }
 
 function sendError(res: Response, status: number, code: string, message: string): void {
   res.status(status).json({ error: code, message });
 }
 
-const MAX_JSON_BODY_BYTES = 1024 * 1024;
-
 /** The HTTP front end: plain /json calls on the fast path, everything else through express. */
 export function createHttpHandler(options: HttpAppOptions): http.RequestListener {
-  return withJsonFastPath(createHttpApp(options), {
-    engine: options.engine,
-    logger: options.logger,
-    tracer: options.tracer,
-    maxBodyBytes: options.maxBodyBytes ?? MAX_JSON_BODY_BYTES,
+  const { engine, logger, limits, lastResort, tracer } = options;
+  const answering: JsonAnswering = { engine, logger, limits, tracer };
+  return withJsonFastPath(createHttpApp(options, answering), {
+    answering,
+    lastResort,
+    maxBodyBytes: limits.maxRequestBytes,
   });
 }
 
 /** The express application: /healthcheck, /json, and error answers. */
-function createHttpApp(options: HttpAppOptions): express.Express {
-  const { health, logger } = options;
+function createHttpApp(options: HttpAppOptions, answering: JsonAnswering): express.Express {
+  const { health, lastResort } = options;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -45,13 +54,18 @@ function createHttpApp(options: HttpAppOptions): express.Express {
   // Callers such as Lua scripts and curl often send no content type; read any body as text.
   const body = express.text({
     type: () => true,
-    limit: options.maxBodyBytes ?? MAX_JSON_BODY_BYTES,
+    limit: options.limits.maxRequestBytes,
   });
   app.post('/json', body, (req: Request, res: Response) => {
     const text = typeof req.body === 'string' ? req.body : '';
-    void answerJson(text, req.headers, options).then(({ status, payload }) => {
-      res.status(status).json(payload);
-    });
+    answerJson(text, req.headers, answering)
+      .then(({ status, payload }) => {
+        res.status(status).json(payload);
+      })
+      .catch((err: unknown) => {
+        lastResort.report(err, 'POST /json');
+        sendInternalError(res);
+      });
   });
   app.all('/json', (_req, res) => {
     res.setHeader('Allow', 'POST');
@@ -71,10 +85,8 @@ function createHttpApp(options: HttpAppOptions): express.Express {
       );
       return;
     }
-    logger.error('unexpected error in the HTTP front end', {
-      error: describeError(err),
-    });
-    sendError(res, 500, 'INTERNAL', 'internal error');
+    lastResort.report(err, 'HTTP listener');
+    sendInternalError(res);
   });
   return app;
 }

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimitEngine } from '../../engine';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import type { RequestLimits } from '../../settings';
 import type { CallSpan, RequestTracer } from '../../tracing';
 import { toEdgeError } from '../errors';
 import { GrpcStatus } from '../grpc/protocol';
@@ -13,10 +14,11 @@ export interface JsonAnswer {
   readonly payload: unknown;
 }
 
-/** The engine and what answers around it, shared by both HTTP paths. */
-export interface JsonAnswerDeps {
-  readonly engine: RateLimitEngine;
+/** What answering /json needs besides the body, shared by both HTTP paths. */
+export interface JsonAnswering {
+  readonly engine: Pick<RateLimitEngine, 'shouldRateLimit'>;
   readonly logger: Logger;
+  readonly limits: RequestLimits;
   /** Server spans; undefined while tracing is off. */
   readonly tracer: RequestTracer | undefined;
 }
@@ -49,13 +51,13 @@ function errorAnswer(err: unknown): { answer: JsonAnswer; grpcStatus: string } {
 export function answerJson(
   text: string,
   headers: IncomingHttpHeaders,
-  deps: JsonAnswerDeps,
+  answering: JsonAnswering,
 ): Promise<JsonAnswer> {
-  const { engine, logger, tracer } = deps;
+  const { engine, logger, limits, tracer } = answering;
   const span = tracer?.startCall('http', headers);
   let request;
   try {
-    request = requestFromJson(text);
+    request = requestFromJson(text, limits);
   } catch (err: unknown) {
     const { answer, grpcStatus } = errorAnswer(err);
     return Promise.resolve(ended(span, answer, { grpcStatus, error: err }));
@@ -63,7 +65,7 @@ export function answerJson(
   const domain = request.domain;
   const decide = (): ReturnType<RateLimitEngine['shouldRateLimit']> =>
     engine.shouldRateLimit(request);
-  // Never rejects: whatever goes wrong, including in the conversion, becomes an answer.
+  // Rejects only with an error nothing expected (a bug), which the caller's last resort takes.
   return (span === undefined ? decide() : span.within(decide))
     .then((response) =>
       ended(
@@ -77,7 +79,13 @@ export function answerJson(
     )
     .catch((err: unknown) => {
       const { answer, grpcStatus } = errorAnswer(err);
-      if (toEdgeError(err).kind !== 'request')
+      const kind = toEdgeError(err).kind;
+      if (kind === 'internal') {
+        // Neither the request's fault nor the backend's: a bug, for the caller's last resort.
+        span?.end({ httpStatus: 500, grpcStatus, domain, error: err });
+        throw err;
+      }
+      if (kind !== 'request')
         logger.warn('rate limit request failed', { error: describeError(err) });
       return ended(span, answer, { grpcStatus, domain, error: err });
     });

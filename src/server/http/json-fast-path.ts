@@ -3,11 +3,28 @@
 // itself; anything unusual (chunked, compressed, another charset, too large) still goes
 // through express, so behaviour at the edges stays in one place.
 import type http from 'node:http';
-import { answerJson, type JsonAnswerDeps } from './json-answer';
+import type { LastResort } from '../last-resort';
+import { answerJson, type JsonAnswering } from './json-answer';
 
-export interface JsonFastPathOptions extends JsonAnswerDeps {
+export interface JsonFastPathOptions {
+  readonly answering: JsonAnswering;
+  readonly lastResort: LastResort;
   /** Largest body taken here; larger ones go to express, which answers 413. */
   readonly maxBodyBytes: number;
+}
+
+/** The last resort's answer on HTTP: 500 with the front end's error body. */
+export function sendInternalError(res: http.ServerResponse): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: 'INTERNAL', message: 'internal error' });
+  res.writeHead(500, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
 }
 
 /** Whether this request can skip express: only the plain case. */
@@ -27,7 +44,7 @@ export function withJsonFastPath(
   app: http.RequestListener,
   options: JsonFastPathOptions,
 ): http.RequestListener {
-  return (req, res) => {
+  const serve = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     if (!isPlain(req, options.maxBodyBytes)) {
       app(req, res);
       return;
@@ -39,14 +56,30 @@ export function withJsonFastPath(
         chunks.length === 1
           ? (chunks[0]?.toString('utf8') ?? '')
           : Buffer.concat(chunks).toString('utf8');
-      void answerJson(text, req.headers, options).then(({ status, payload }) => {
-        const body = JSON.stringify(payload);
-        res.writeHead(status, {
-          'content-type': 'application/json; charset=utf-8',
-          'content-length': Buffer.byteLength(body),
+      answerJson(text, req.headers, options.answering)
+        .then(({ status, payload }) => {
+          const body = JSON.stringify(payload);
+          res.writeHead(status, {
+            'content-type': 'application/json; charset=utf-8',
+            'content-length': Buffer.byteLength(body),
+          });
+          res.end(body);
+        })
+        .catch((err: unknown) => {
+          options.lastResort.report(err, 'POST /json');
+          sendInternalError(res);
         });
-        res.end(body);
-      });
     });
+  };
+  return (req, res) => {
+    options.lastResort.guard(
+      'HTTP listener',
+      () => {
+        serve(req, res);
+      },
+      () => {
+        sendInternalError(res);
+      },
+    );
   };
 }

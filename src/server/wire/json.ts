@@ -3,7 +3,8 @@ import { describeError } from '../../lib/errors';
 import type { JsonObject } from '../../config';
 import type { RateLimitRequest, RateLimitResponse } from '../../engine';
 import { requestFromWire } from './convert';
-import { badRequest } from './request-rules';
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../settings';
+import { badRequest, checkRequestLimits } from './request-rules';
 import type { WireDescriptor, WireEntry, WireRequest } from './messages';
 
 type Fields = Readonly<Record<string, string>>;
@@ -91,8 +92,14 @@ function descriptorOf(value: unknown, path: string): WireDescriptor {
   return out;
 }
 
-/** Parses a /json body. Throws RequestError('BAD_REQUEST') saying what is wrong. */
-export function requestFromJson(body: string): RateLimitRequest {
+/**
+ * Parses a /json body. Throws RequestError('BAD_REQUEST') saying what is wrong, also for a
+ * request past `limits`.
+ */
+export function requestFromJson(
+  body: string,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): RateLimitRequest {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -113,7 +120,9 @@ export function requestFromJson(body: string): RateLimitRequest {
           ? Number(hits)
           : (hits as number),
   };
-  return requestFromWire(wire);
+  const request = requestFromWire(wire);
+  checkRequestLimits(request, limits);
+  return request;
 }
 
 /** The proto3 JSON of a response: lowerCamelCase names, enum names, zero values left out. */

@@ -59,12 +59,6 @@ export class ProtoReader {
     throw new MalformedMessage('a varint is longer than ten bytes');
   }
 
-  /** A uint32 field: the low 32 bits of the varint, as protobuf decoders read it. */
-  uint32(): number {
-    const value = this.varint();
-    return value <= 0xffffffff ? value : value % 0x100000000;
-  }
-
   /** Starts a length-delimited field; returns where it ends and leaves pos at its start. */
   delimited(): number {
     const length = this.varint();

@@ -1,7 +1,8 @@
 // Validation shared by every decoder of RateLimitRequest (protobuf objects, raw bytes, JSON),
 // so that each refuses the same things with the same words.
 import { parseUnit, type Unit } from '../../config';
-import { RequestError } from '../../engine';
+import { RequestError, type RateLimitRequest } from '../../engine';
+import type { RequestLimits } from '../../settings';
 
 /** envoy.type.v3.RateLimitUnit numbers (no WEEK in this enum). */
 const OVERRIDE_UNITS: readonly (Unit | undefined)[] = [
@@ -38,4 +39,46 @@ export function wholeNumber(value: unknown, what: string, max: number): number {
     throw badRequest(`${what} must be a whole number from 0 to ${max}`);
   }
   return n;
+}
+
+/** The refusals of the request limits, worded once for every decoder. */
+export const tooMany = {
+  descriptors: (limits: RequestLimits): RequestError =>
+    badRequest(
+      `the request has more than ${limits.maxDescriptors} descriptors (MAX_DESCRIPTORS_PER_REQUEST)`,
+    ),
+  entries: (limits: RequestLimits, index: number): RequestError =>
+    badRequest(
+      `descriptors[${index}] has more than ${limits.maxEntries} entries (MAX_ENTRIES_PER_DESCRIPTOR)`,
+    ),
+  keyBytes: (limits: RequestLimits, what: string): RequestError =>
+    badRequest(`${what} is longer than ${limits.maxKeyBytes} bytes (MAX_DESCRIPTOR_KEY_BYTES)`),
+  valueBytes: (limits: RequestLimits, what: string): RequestError =>
+    badRequest(`${what} is longer than ${limits.maxValueBytes} bytes (MAX_DESCRIPTOR_VALUE_BYTES)`),
+};
+
+/** UTF-8 bytes of `text` above `max`; counts bytes only when the length cannot tell. */
+function isLongerThan(text: string, max: number): boolean {
+  // UTF-8 takes at least one byte and at most three per UTF-16 unit.
+  if (text.length > max) return true;
+  if (text.length * 3 <= max) return false;
+  return Buffer.byteLength(text, 'utf8') > max;
+}
+
+/**
+ * Refuses a decoded request past the request limits (the byte decoder checks the same as it
+ * reads, before building anything large).
+ */
+export function checkRequestLimits(request: RateLimitRequest, limits: RequestLimits): void {
+  if (isLongerThan(request.domain, limits.maxKeyBytes)) throw tooMany.keyBytes(limits, 'domain');
+  if (request.descriptors.length > limits.maxDescriptors) throw tooMany.descriptors(limits);
+  request.descriptors.forEach((d, i) => {
+    if (d.entries.length > limits.maxEntries) throw tooMany.entries(limits, i);
+    d.entries.forEach((e, j) => {
+      if (isLongerThan(e.key, limits.maxKeyBytes))
+        throw tooMany.keyBytes(limits, `descriptors[${i}].entries[${j}].key`);
+      if (isLongerThan(e.value, limits.maxValueBytes))
+        throw tooMany.valueBytes(limits, `descriptors[${i}].entries[${j}].value`);
+    });
+  });
 }

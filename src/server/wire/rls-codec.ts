@@ -4,8 +4,10 @@
 // Field numbers: ../../../api/envoy/service/ratelimit/v3/rls.proto (and WIRE.md).
 import type { JsonObject, JsonValue, LimitOverride, Unit } from '../../config';
 import type { RateLimitRequest, RateLimitResponse, RequestDescriptor } from '../../engine';
+import { MAX_UINT32 } from '../../lib/uint32';
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../settings';
 import { MalformedMessage, ProtoReader, ProtoWriter, WIRE_BYTES, WIRE_VARINT } from './protobuf';
-import { badRequest, overrideUnit } from './request-rules';
+import { badRequest, overrideUnit, tooMany } from './request-rules';
 
 /** RateLimitResponse.RateLimit.Unit numbers. */
 const RESPONSE_UNITS: Readonly<Record<Unit, number>> = {
@@ -20,16 +22,45 @@ const RESPONSE_UNITS: Readonly<Record<Unit, number>> = {
 
 const CODES = { OK: 1, OVER_LIMIT: 2 } as const;
 
-function entryOf(r: ProtoReader, end: number): { key: string; value: string } {
+/** A string field no longer than `max` bytes, checked before it is decoded. */
+function boundedString(r: ProtoReader, max: number, tooLong: () => Error): string {
+  const end = r.delimited();
+  if (end - r.pos > max) throw tooLong();
+  const start = r.pos;
+  r.pos = end;
+  return start === end ? '' : r.buf.toString('utf8', start, end);
+}
+
+function entryOf(
+  r: ProtoReader,
+  end: number,
+  limits: RequestLimits,
+  at: string,
+): { key: string; value: string } {
   let key = '';
   let value = '';
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === (1 << 3) + WIRE_BYTES) key = r.string();
-    else if (tag === (2 << 3) + WIRE_BYTES) value = r.string();
+    if (tag === (1 << 3) + WIRE_BYTES)
+      key = boundedString(r, limits.maxKeyBytes, () => tooMany.keyBytes(limits, `${at}.key`));
+    else if (tag === (2 << 3) + WIRE_BYTES)
+      value = boundedString(r, limits.maxValueBytes, () =>
+        tooMany.valueBytes(limits, `${at}.value`),
+      );
     else r.skip(tag & 7);
   }
   return { key, value };
+}
+
+/**
+ * A uint32 field. A correct encoder never writes more than 32 bits there; a value that does
+ * not fit is refused as JSON refuses it, rather than cut to its low bits as protobuf allows.
+ */
+function uint32Field(r: ProtoReader, what: string): number {
+  const value = r.varint();
+  if (value > MAX_UINT32)
+    throw badRequest(`${what} must be a whole number from 0 to ${MAX_UINT32}`);
+  return value;
 }
 
 function overrideOf(r: ProtoReader, end: number, index: number): LimitOverride {
@@ -37,7 +68,8 @@ function overrideOf(r: ProtoReader, end: number, index: number): LimitOverride {
   let unitNumber = 0;
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === (1 << 3) + WIRE_VARINT) requestsPerUnit = r.uint32();
+    if (tag === (1 << 3) + WIRE_VARINT)
+      requestsPerUnit = uint32Field(r, `descriptors[${index}].limit.requests_per_unit`);
     else if (tag === (2 << 3) + WIRE_VARINT) unitNumber = r.varint();
     else r.skip(tag & 7);
   }
@@ -60,7 +92,12 @@ function uint64ValueOf(r: ProtoReader, end: number, index: number): number {
   return value;
 }
 
-function descriptorOf(r: ProtoReader, end: number, index: number): RequestDescriptor {
+function descriptorOf(
+  r: ProtoReader,
+  end: number,
+  index: number,
+  limits: RequestLimits,
+): RequestDescriptor {
   const entries: { key: string; value: string }[] = [];
   let limit: LimitOverride | undefined;
   let hitsAddend: number | undefined;
@@ -69,7 +106,10 @@ function descriptorOf(r: ProtoReader, end: number, index: number): RequestDescri
     const tag = r.varint();
     switch (tag) {
       case (1 << 3) + WIRE_BYTES:
-        entries.push(entryOf(r, r.delimited()));
+        if (entries.length >= limits.maxEntries) throw tooMany.entries(limits, index);
+        entries.push(
+          entryOf(r, r.delimited(), limits, `descriptors[${index}].entries[${entries.length}]`),
+        );
         break;
       case (2 << 3) + WIRE_BYTES:
         limit = overrideOf(r, r.delimited(), index);
@@ -89,9 +129,15 @@ function descriptorOf(r: ProtoReader, end: number, index: number): RequestDescri
 
 /**
  * The engine's request from RateLimitRequest bytes. Throws RequestError when the bytes are
- * not a RateLimitRequest or a field is out of range, as requestFromWire does.
+ * not a RateLimitRequest, a field is out of range, or the request is past `limits`, as
+ * requestFromJson does.
  */
-export function decodeRateLimitRequest(buf: Buffer, start = 0, end = buf.length): RateLimitRequest {
+export function decodeRateLimitRequest(
+  buf: Buffer,
+  start = 0,
+  end = buf.length,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): RateLimitRequest {
   const r = new ProtoReader(buf, start, end);
   let domain = '';
   const descriptors: RequestDescriptor[] = [];
@@ -101,13 +147,14 @@ export function decodeRateLimitRequest(buf: Buffer, start = 0, end = buf.length)
       const tag = r.varint();
       switch (tag) {
         case (1 << 3) + WIRE_BYTES:
-          domain = r.string();
+          domain = boundedString(r, limits.maxKeyBytes, () => tooMany.keyBytes(limits, 'domain'));
           break;
         case (2 << 3) + WIRE_BYTES:
-          descriptors.push(descriptorOf(r, r.delimited(), descriptors.length));
+          if (descriptors.length >= limits.maxDescriptors) throw tooMany.descriptors(limits);
+          descriptors.push(descriptorOf(r, r.delimited(), descriptors.length, limits));
           break;
         case (3 << 3) + WIRE_VARINT:
-          hitsAddend = r.uint32();
+          hitsAddend = uint32Field(r, 'hits_addend');
           break;
         default:
           if (tag >>> 3 === 0) throw new MalformedMessage('field number 0 is not valid');

@@ -212,6 +212,18 @@ export class PrometheusSink implements StatsSink {
     }
   }
 
+  /** Removes the series of released counters, so that their label sets do not pile up. */
+  release(names: readonly string[]): void {
+    for (const name of names) {
+      const cacheKey = `counter:${name}`;
+      const target = this.targets.get(cacheKey);
+      this.targets.delete(cacheKey);
+      if (!(target?.metric instanceof Counter)) continue;
+      target.metric.remove(target.labels);
+      target.registered?.values.delete(JSON.stringify(target.labels));
+    }
+  }
+
   timing(): void {
     // Timers reach Prometheus sample by sample through their observers (see the constructor).
   }

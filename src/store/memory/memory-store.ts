@@ -10,8 +10,10 @@ import type {
   TokenBucketState,
 } from '../counter-store';
 import { tokenBucketStep } from '../token-bucket';
+import { ExpiryIndex } from './expiry-index';
 
 interface Slot {
+  readonly key: string;
   value: number;
   expiresAtMs: number;
 }
@@ -20,21 +22,36 @@ export interface MemoryStoreOptions {
   readonly clock: Clock;
   /** How often expired keys are dropped; between sweeps they are ignored on access. */
   readonly sweepIntervalMs?: number;
+  /** Most keys held (MEMORY_MAX_KEYS); a new key past it evicts the key nearest its expiry. */
+  readonly maxKeys?: number;
+  /** Told of each key evicted to make room (counted as a statistic). */
+  readonly onEvict?: () => void;
 }
 
+/** Keys a sweep looks at before it yields the event loop: about a millisecond of work. */
+const SWEEP_SLICE = 10_000;
+
 /**
- * Counters live in one Map; an expired key reads as absent and is dropped by the next sweep,
- * so memory holds only the live windows.
+ * Counters live in one Map; an expired key reads as absent and is dropped by the sweep, so
+ * memory holds only the live windows. Keys are filed by the second they expire in
+ * (expiry-index.ts): a sweep visits only the keys that are due, a slice at a time, so a
+ * million keys never stop the event loop for long; and when the store is full the key
+ * nearest its expiry makes room (Redis's volatile-ttl), the one whose loss costs least.
  */
 export class MemoryCounterStore implements CounterStore {
   readonly backend = 'memory' as const;
   readonly unsupported = Object.freeze({});
   private readonly slots = new Map<string, Slot>();
+  private readonly index = new ExpiryIndex<Slot>((slot) => this.slots.get(slot.key) === slot);
   private readonly sweeper: NodeJS.Timeout;
+  private readonly maxKeys: number;
+  private isSweeping = false;
+  private isClosed = false;
 
   constructor(private readonly options: MemoryStoreOptions) {
+    this.maxKeys = options.maxKeys ?? Number.MAX_SAFE_INTEGER;
     this.sweeper = setInterval(() => {
-      this.sweep();
+      this.sweepSoon();
     }, options.sweepIntervalMs ?? 1000);
     this.sweeper.unref();
   }
@@ -44,12 +61,42 @@ export class MemoryCounterStore implements CounterStore {
     return this.slots.size;
   }
 
-  /** Drops every expired key. */
-  sweep(): void {
+  /**
+   * Drops up to `maxSteps` expired keys' worth of index entries; returns true when keys that
+   * are due remain (the caller continues later).
+   */
+  sweep(maxSteps = Number.MAX_SAFE_INTEGER): boolean {
     const now = this.options.clock.nowMs();
-    for (const [key, slot] of this.slots) {
-      if (slot.expiresAtMs <= now) this.slots.delete(key);
+    const budget = { steps: maxSteps };
+    for (;;) {
+      const slot = this.index.takeNext(now, budget);
+      if (slot === undefined) return budget.steps <= 0;
+      this.slots.delete(slot.key);
     }
+  }
+
+  /** Sweeps in slices, yielding between them, until nothing due is left. */
+  private sweepSoon(): void {
+    if (this.isSweeping || this.isClosed) return;
+    this.isSweeping = true;
+    const slice = (): void => {
+      if (!this.isClosed && this.sweep(SWEEP_SLICE)) {
+        setImmediate(slice);
+        return;
+      }
+      this.isSweeping = false;
+    };
+    slice();
+  }
+
+  /** Makes room for one more key: an expired key if one is due, else the nearest to expiry. */
+  private makeRoom(now: number): void {
+    const unbounded = { steps: Number.MAX_SAFE_INTEGER };
+    const victim =
+      this.index.takeNext(now, { steps: 64 }) ?? this.index.takeNext(Infinity, unbounded);
+    if (victim === undefined) return;
+    this.slots.delete(victim.key);
+    if (victim.expiresAtMs > now) this.options.onEvict?.();
   }
 
   private live(key: string, now: number): Slot | undefined {
@@ -62,21 +109,29 @@ export class MemoryCounterStore implements CounterStore {
     return slot;
   }
 
+  /** A new slot for `key`, making room first when the store is full. */
+  private create(key: string, value: number, expiresAtMs: number, now: number): Slot {
+    if (this.slots.size >= this.maxKeys) this.makeRoom(now);
+    const slot = { key, value, expiresAtMs };
+    this.slots.set(key, slot);
+    this.index.file(slot);
+    return slot;
+  }
+
   /** One counter change at `now`; returns the value after it. */
   private change(item: CounterIncrement, now: number): number {
     let slot = this.live(item.key, now);
+    const expiresAtMs = now + item.ttlSeconds * 1000;
     if (item.isNegative) {
       // As the Redis script does: a refund on a missing key creates nothing.
       if (slot === undefined) return 0;
       slot.value = Math.max(0, slot.value - item.hits);
+    } else if (slot === undefined) {
+      slot = this.create(item.key, item.hits, expiresAtMs, now);
     } else {
-      if (slot === undefined) {
-        slot = { value: 0, expiresAtMs: 0 };
-        this.slots.set(item.key, slot);
-      }
       slot.value += item.hits;
     }
-    slot.expiresAtMs = now + item.ttlSeconds * 1000;
+    slot.expiresAtMs = expiresAtMs;
     return slot.value;
   }
 
@@ -106,9 +161,13 @@ export class MemoryCounterStore implements CounterStore {
     return batch.map((item) => {
       const slot = this.live(item.key, now);
       const step = tokenBucketStep(slot?.value ?? 0, item);
+      const expiresAtMs = Math.ceil(step.tatUs / 1000);
       if (step.tatUs === 0) this.slots.delete(item.key);
-      else if (step.tatUs !== slot?.value) {
-        this.slots.set(item.key, { value: step.tatUs, expiresAtMs: Math.ceil(step.tatUs / 1000) });
+      else if (slot === undefined) this.create(item.key, step.tatUs, expiresAtMs, now);
+      else if (step.tatUs !== slot.value) {
+        // A later expiry: the index re-files the slot when it reaches the old bucket.
+        slot.value = step.tatUs;
+        slot.expiresAtMs = expiresAtMs;
       }
       return step;
     });
@@ -140,8 +199,10 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   close(): Promise<void> {
+    this.isClosed = true;
     clearInterval(this.sweeper);
     this.slots.clear();
+    this.index.clear();
     return Promise.resolve();
   }
 }

@@ -1,7 +1,7 @@
 // Collects the Redis commands of concurrent requests and writes them as one pipeline.
 import type { Redis } from 'ioredis';
 import { appendCommand } from './commands';
-import type { PipelineOp } from './ops';
+import { settleSafely, type PipelineOp } from './ops';
 
 /** What the store hands its requests to: one per instance, whatever the instance's mode. */
 export interface Batcher {
@@ -97,7 +97,7 @@ export class PipelineBatcher implements Batcher {
           let at = 0;
           for (const op of ops) {
             const count = op.commands.length;
-            op.settle(replies.slice(at, at + count));
+            settleSafely(op, replies.slice(at, at + count));
             at += count;
           }
         },

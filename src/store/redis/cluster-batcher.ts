@@ -10,7 +10,7 @@ import {
   type CounterClient,
   type CounterCommand,
 } from './commands';
-import type { PipelineOp, Reply } from './ops';
+import { settleSafely, type PipelineOp, type Reply } from './ops';
 
 /** Replies that mean "ask again, elsewhere or later": the slot moved or the cluster is changing. */
 const REDIRECTION = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
@@ -49,7 +49,7 @@ class PendingOp {
 
   private finish(): void {
     this.isDone = true;
-    this.op.settle(this.replies);
+    settleSafely(this.op, this.replies);
   }
 }
 

@@ -6,13 +6,19 @@ import { TOKEN_BUCKET_LUA } from '../token-bucket';
 /** The token bucket script's SHA1, as EVALSHA names it. */
 export const TOKEN_BUCKET_SHA = createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex');
 
-/** Subtracts, floors at 0 and refreshes the expiry in one step; a missing key stays missing. */
+/**
+ * Subtracts, floors at 0 and refreshes the expiry in one step; a missing key stays missing.
+ * DECRBY keeps the arithmetic in Redis's integers: Lua's numbers are doubles, and a large
+ * value written back from one ("9.2233720368548e+18") would make every later INCRBY fail.
+ */
 export const DECREMENT_FLOORED = `
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local value = tonumber(current) - tonumber(ARGV[1])
-if value < 0 then value = 0 end
-redis.call('SET', KEYS[1], value, 'EX', ARGV[2])
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local value = redis.call('DECRBY', KEYS[1], ARGV[1])
+if value < 0 then
+  redis.call('SET', KEYS[1], 0, 'EX', ARGV[2])
+  return 0
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
 return value
 `;
 

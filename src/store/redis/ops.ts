@@ -16,6 +16,26 @@ export interface PipelineOp {
   fail(err: unknown): void;
 }
 
+/** One op's replies; an op that throws on them fails alone, and the others still settle. */
+export function settleSafely(op: PipelineOp, replies: readonly Reply[]): void {
+  try {
+    op.settle(replies);
+  } catch (err: unknown) {
+    op.fail(err);
+  }
+}
+
+/**
+ * What a counter pushed past int64 reads as. INCRBY refuses to overflow and leaves the key
+ * as it is, so the key is certainly over any limit (limits are 32-bit): the request is
+ * answered OVER_LIMIT until the key expires, instead of failing every call on it.
+ */
+const SATURATED = 2 ** 63;
+
+function isOverflow(err: Error | null): boolean {
+  return err !== null && err.message.includes('increment or decrement would overflow');
+}
+
 /** Maps anything the driver throws to a StoreError. */
 export function toStoreError(err: unknown): StoreError {
   if (err instanceof StoreError) return err;
@@ -80,12 +100,13 @@ export class IncrementOp implements PipelineOp {
         );
         return;
       }
-      const failed = reply[0] ?? expireReply?.[0] ?? null;
+      const isSaturated = isOverflow(reply[0]);
+      const failed = (isSaturated ? null : reply[0]) ?? expireReply?.[0] ?? null;
       if (failed !== null) {
         this.reject(toStoreError(failed));
         return;
       }
-      values[i] = asNumber(reply[1]);
+      values[i] = isSaturated ? SATURATED : asNumber(reply[1]);
     }
     this.resolve(values);
   }

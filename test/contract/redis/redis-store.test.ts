@@ -140,3 +140,39 @@ it('authenticates as an ACL user with REDIS_AUTH=user:password', async () => {
     admin.disconnect();
   }
 });
+
+describe('a counter pushed to the end of int64', () => {
+  it('reads as saturated (over any limit) instead of failing every call on the key', async () => {
+    const f = await redisFixture(redis);
+    const direct = redis.client();
+    try {
+      const key = `overflow_${run}`;
+      await direct.set(key, '9223372036854775000', 'EX', 60);
+      const [value] = await f.store.increment([inc(key, 2 ** 53)]);
+      expect(value).toBeGreaterThan(2 ** 62);
+      // Still an integer in Redis: the next call on the key works as well.
+      const [again] = await f.store.increment([inc(key, 1)]);
+      expect(again).toBeGreaterThan(2 ** 62);
+    } finally {
+      direct.disconnect();
+      await f.close();
+    }
+  });
+
+  it('keeps a refunded huge counter an integer, so later increments still work', async () => {
+    const f = await redisFixture(redis);
+    const direct = redis.client();
+    try {
+      const key = `refund_${run}`;
+      await direct.set(key, '9223372036854775000', 'EX', 60);
+      await f.store.increment([{ ...inc(key, 5), isNegative: true }]);
+      expect(await direct.get(key)).toBe('9223372036854774995');
+      const [value] = await f.store.increment([inc(key, 1)]);
+      expect(value).toBeGreaterThan(2 ** 62);
+      expect(await direct.ttl(key)).toBeGreaterThan(0);
+    } finally {
+      direct.disconnect();
+      await f.close();
+    }
+  });
+});

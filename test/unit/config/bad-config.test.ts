@@ -162,6 +162,16 @@ describe('each bad file is refused with its code, file name and reason', () => {
       'ALGORITHM_UNSUPPORTED',
       /^algorithm-unsupported\.yaml: rule 'backend\.a' uses token_bucket, which the memcache backend cannot run: no atomic script \(line 5, column 9, at descriptors\[0\]\.rate_limits\[0\]\)$/,
     ],
+    [
+      'alias-bomb.yaml',
+      'TOO_MUCH_EXPANSION',
+      /^alias-bomb\.yaml: config error, YAML aliases expand the file to more nodes than the loader reads \(an alias bomb\?\) \(line \d+, column \d+, at descriptors\[\d+\]\.key\)$/,
+    ],
+    [
+      'too-deep.yaml',
+      'TOO_DEEP',
+      /^too-deep\.yaml: config error, descriptors nest deeper than 64 levels \(line 132, column \d+, at (descriptors\[0\]\.){64}descriptors\)$/,
+    ],
   ])('%s', (name, code, message) => {
     const errors = errorsOf([name]);
     expect(errors.map((e) => e.code)).toEqual([code]);
@@ -201,6 +211,41 @@ it('reports the problems of every file of a load at once', () => {
     'EMPTY_KEY',
     'INVALID_UNIT',
     'YAML_PARSE',
+  ]);
+});
+
+it('refuses a file nested too deep for the YAML parser itself, and a resource too deep to compile', () => {
+  const text = `domain: d\ndescriptors: ${'[{key: k, descriptors: '.repeat(20_000)}[]${'}]'.repeat(20_000)}`;
+  const parsed = parseConfigFile('deeper.yaml', text);
+  expect(parsed).toBeInstanceOf(ConfigError);
+  expect((parsed as ConfigError).code).toBe('TOO_DEEP');
+  // A document with no YAML behind it (an xDS resource) is refused by the compiler.
+  let descriptors: ConfigDocument['descriptors'] = [];
+  for (let i = 0; i < 100; i++) {
+    descriptors = [
+      {
+        key: `k${i}`,
+        value: undefined,
+        rateLimit: undefined,
+        rateLimits: [],
+        descriptors,
+        shadowMode: false,
+        quotaMode: false,
+        detailedMetric: false,
+        valueToMetric: false,
+        shareThreshold: false,
+        metadata: undefined,
+        position: undefined,
+      },
+    ];
+  }
+  const result = compile([{ source: 'resource r', domain: 'd', descriptors, warnings: [] }], {
+    stats: new StatsStore(),
+    mergeDomainConfig: false,
+    sanitizeDots: false,
+  });
+  expect(result.ok ? [] : result.errors.map((e) => e.message)).toEqual([
+    'resource r: descriptors nest deeper than 64 levels',
   ]);
 });
 

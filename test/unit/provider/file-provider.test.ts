@@ -215,3 +215,26 @@ it('counts loads, unreadable directories and the files found, under the referenc
   expect(counter('runtime.load_attempts')).toBeGreaterThanOrEqual(2);
   expect(counter('runtime.load_failures')).toBe(1);
 });
+
+it('survives a reload that throws: logs it, keeps serving, and reloads on the next change', async () => {
+  const root = tempRoot();
+  writeFileSync(path.join(root, 'config', 'a.yaml'), file('a'));
+  const logger = new MemoryLogger();
+  const recorder = await start({ runtimeRoot: root }, logger);
+  let isBroken = true;
+  const onSnapshot = recorder.onSnapshot.bind(recorder);
+  recorder.onSnapshot = (snapshot) => {
+    if (isBroken) {
+      isBroken = false;
+      throw new Error('a listener that breaks');
+    }
+    onSnapshot(snapshot);
+  };
+  writeFileSync(path.join(root, 'config', 'b.yaml'), file('b'));
+  await eventually(() => logger.lines.some((l) => l.fields?.error === 'a listener that breaks'), {
+    what: 'the failed load to be logged',
+  });
+  expect(recorder.domains).toEqual(['a']);
+  writeFileSync(path.join(root, 'config', 'c.yaml'), file('c'));
+  await eventually(() => recorder.domains?.join() === 'a,b,c', { what: 'the next reload' });
+});

@@ -1,41 +1,16 @@
 // The xDS client against a management server built from the upstream definitions that
 // @grpc/grpc-js-xds ships (as go-control-plane encodes them), resources encoded by field number.
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import type { ConfigError, ConfigSnapshot } from '../../../src/config';
 import { silentLogger } from '../../../src/lib/logger';
 import { XdsConfigProvider } from '../../../src/provider';
 import { loadSettings, type XdsSourceSettings } from '../../../src/settings';
 import { StatsStore } from '../../../src/stats';
+import { AdsServer, deepRateLimitConfig } from '../../helpers/ads-server';
 import { eventually } from '../../helpers/eventually';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const DEPS = path.join(ROOT, 'node_modules', '@grpc', 'grpc-js-xds', 'deps');
 const TYPE_URL = 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
-
-/** The upstream ADS service, with go-style field names. */
-function upstreamAds(): grpc.ServiceDefinition {
-  const definition = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: false,
-    includeDirs: [
-      ...['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => path.join(DEPS, d)),
-      path.join(ROOT, 'node_modules', 'protobufjs'),
-    ],
-  });
-  const root = grpc.loadPackageDefinition(definition) as unknown as {
-    envoy: {
-      service: {
-        discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } };
-      };
-    };
-  };
-  return root.envoy.service.discovery.v3.AggregatedDiscoveryService.service;
-}
 
 /** A RateLimitConfig written field by field, as go-control-plane's generated code encodes it. */
 function rateLimitConfig(name: string, domain: string, unit: number): Uint8Array {
@@ -73,47 +48,18 @@ function rateLimitConfig(name: string, domain: string, unit: number): Uint8Array
   return w.finish();
 }
 
-interface Request {
-  version_info?: string;
-  node?: { id?: string; user_agent_name?: string };
-  resource_names?: string[];
-  type_url?: string;
-  response_nonce?: string;
-  error_detail?: { code?: number; message?: string };
-}
-
-type Stream = grpc.ServerDuplexStream<Request, unknown>;
-
-let server: grpc.Server;
+let ads: AdsServer;
 let port: number;
-const streams: Stream[] = [];
-const requests: Request[][] = [];
+let streams: AdsServer['streams'];
+let requests: AdsServer['requests'];
 
 beforeAll(async () => {
-  server = new grpc.Server();
-  server.addService(upstreamAds(), {
-    StreamAggregatedResources: (call: Stream) => {
-      const received: Request[] = [];
-      streams.push(call);
-      requests.push(received);
-      call.on('data', (r: Request) => received.push(r));
-      call.on('error', () => undefined);
-    },
-  });
-  port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => {
-      if (err !== null) reject(err);
-      else resolve(p);
-    });
-  });
+  ads = await AdsServer.start();
+  ({ port, streams, requests } = ads);
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => {
-    server.tryShutdown(() => {
-      resolve();
-    });
-  });
+  await ads.close();
 });
 
 it('understands upstream responses, ACKs, NACKs with the last good version, and resumes from it', async () => {
@@ -195,6 +141,82 @@ it('understands upstream responses, ACKs, NACKs with the last good version, and 
       node: { id: 'wire-node' },
       type_url: TYPE_URL,
     });
+  } finally {
+    await provider.stop();
+  }
+});
+
+it('NACKs an update whose handling throws, and goes on with the next one', async () => {
+  const settings = loadSettings({
+    CONFIG_TYPE: 'GRPC_XDS_SOTW',
+    CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+  }).config.source as XdsSourceSettings;
+  const at = streams.length;
+  let snapshots = 0;
+  const provider = new XdsConfigProvider({
+    settings,
+    compile: { stats: new StatsStore(), mergeDomainConfig: false, sanitizeDots: false },
+    logger: silentLogger,
+  });
+  await provider.start({
+    onSnapshot: () => {
+      snapshots += 1;
+      if (snapshots === 1) throw new Error('a listener that breaks');
+    },
+    onRejected: () => undefined,
+  });
+  try {
+    await eventually(() => requests[at]?.length === 1, { what: 'the first request' });
+    const respond = (version: string, nonce: string): void => {
+      streams[at]?.write({
+        version_info: version,
+        type_url: TYPE_URL,
+        nonce,
+        resources: [{ type_url: TYPE_URL, value: Buffer.from(rateLimitConfig('c', 'edge', 2)) }],
+      });
+    };
+    respond('v1', 'n1');
+    await eventually(() => requests[at]?.length === 2, { what: 'the NACK' });
+    expect(requests[at]?.[1]).toMatchObject({
+      response_nonce: 'n1',
+      error_detail: { code: 3, message: 'the update could not be applied: a listener that breaks' },
+    });
+    respond('v2', 'n2');
+    await eventually(() => requests[at]?.length === 3, { what: 'the ACK' });
+    expect(requests[at]?.[2]).toMatchObject({ version_info: 'v2', response_nonce: 'n2' });
+    expect(requests[at]?.[2]?.error_detail).toBeUndefined();
+  } finally {
+    await provider.stop();
+  }
+});
+
+it('refuses a resource whose descriptors nest deeper than 64 levels, without a crash', async () => {
+  const settings = loadSettings({
+    CONFIG_TYPE: 'GRPC_XDS_SOTW',
+    CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${port}`,
+  }).config.source as XdsSourceSettings;
+  const at = streams.length;
+  const rejections: (readonly ConfigError[])[] = [];
+  const provider = new XdsConfigProvider({
+    settings,
+    compile: { stats: new StatsStore(), mergeDomainConfig: false, sanitizeDots: false },
+    logger: silentLogger,
+  });
+  await provider.start({ onSnapshot: () => undefined, onRejected: (e) => rejections.push(e) });
+  try {
+    await eventually(() => requests[at]?.length === 1, { what: 'the first request' });
+    const config = deepRateLimitConfig('deep', 2000);
+    streams[at]?.write({
+      version_info: 'v1',
+      type_url: TYPE_URL,
+      nonce: 'n1',
+      resources: [{ type_url: TYPE_URL, value: Buffer.from(config) }],
+    });
+    await eventually(() => requests[at]?.length === 2, { what: 'the NACK' });
+    expect(requests[at]?.[1]?.error_detail?.message).toMatch(
+      /descriptors nest deeper than 64 levels|cannot decode a RateLimitConfig/,
+    );
+    expect(rejections).toHaveLength(1);
   } finally {
     await provider.stop();
   }

@@ -40,17 +40,22 @@ describe('encodeStatusMessage', () => {
 describe('singleMessage', () => {
   it('finds the one message and whether it is compressed', () => {
     const body = Buffer.from([1, 0, 0, 0, 2, 0xaa, 0xbb]);
-    expect(singleMessage(body)).toEqual({ isCompressed: true, buf: body, start: 5, end: 7 });
+    expect(singleMessage(body, 4 * 1024 * 1024)).toEqual({
+      isCompressed: true,
+      buf: body,
+      start: 5,
+      end: 7,
+    });
   });
 
   it.each([
     ['a flag other than 0 or 1', [2, 0, 0, 0, 0], status.INTERNAL],
     ['a header cut short', [0, 0, 0], status.INTERNAL],
-    ['a length past the 4 MiB limit', [0, 0, 0x50, 0, 0], status.RESOURCE_EXHAUSTED],
+    ['a length past MAX_REQUEST_BYTES', [0, 0, 0x50, 0, 0], status.RESOURCE_EXHAUSTED],
   ])('refuses %s', (_name, bytes, code) => {
     let caught: unknown;
     try {
-      singleMessage(Buffer.from(bytes));
+      singleMessage(Buffer.from(bytes), 4 * 1024 * 1024);
     } catch (err: unknown) {
       caught = err;
     }

@@ -182,5 +182,5 @@ it('ignores the modes while another backend is chosen, as the reference does', (
   expect(
     loadSettings({ BACKEND_TYPE: 'memory', REDIS_TYPE: 'cluster', REDIS_URL: 'not a list' })
       .backend,
-  ).toEqual({ type: 'memory' });
+  ).toEqual({ type: 'memory', maxKeys: 1_000_000 });
 });

@@ -93,7 +93,7 @@ describe('settings sections', () => {
       memcache: MEMCACHE,
     });
     const problems: SettingsProblem[] = [];
-    expect(backendSettings(values, problems)).toEqual({ type: 'memory' });
+    expect(backendSettings(values, problems)).toEqual({ type: 'memory', maxKeys: 1_000_000 });
     expect(problems).toEqual([]);
   });
 

@@ -13,7 +13,12 @@ describe('defaults', () => {
     expect(s.server.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(s.server.grpc.host).toBe('0.0.0.0');
     expect(s.server.grpc.port).toBe(8081);
-    expect(s.server.debug).toEqual({ host: '0.0.0.0', port: 6070, recentDecisions: 1000 });
+    expect(s.server.debug).toEqual({
+      host: '0.0.0.0',
+      port: 6070,
+      isProfilingEnabled: false,
+      recentDecisions: 1000,
+    });
     expect(s.server.grpc.maxConnectionAgeMs).toBe(24 * 3600 * 1000);
     expect(s.server.grpc.maxConnectionAgeGraceMs).toBe(3600 * 1000);
     expect(s.log).toEqual({ level: 'warning', format: 'text' });
@@ -522,7 +527,7 @@ it('ignores Redis capabilities while another backend is chosen, as the reference
       REDIS_TLS: 'true',
       REDIS_AWS_IAM_AUTH: 'true',
     }).backend,
-  ).toEqual({ type: 'memory' });
+  ).toEqual({ type: 'memory', maxKeys: 1_000_000 });
 });
 
 describe('mogrifiers', () => {
@@ -683,5 +688,56 @@ describe('the xDS source', () => {
     ).toEqual([
       'CONFIG_GRPC_XDS_CLIENT_TLS_CERT: CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY go together; set both or neither',
     ]);
+  });
+});
+
+describe('the limits section', () => {
+  it('has defaults far above what Envoy sends', () => {
+    expect(loadSettings({}).limits).toEqual({
+      request: {
+        maxDescriptors: 256,
+        maxEntries: 64,
+        maxKeyBytes: 1024,
+        maxValueBytes: 8192,
+        maxRequestBytes: 1024 * 1024,
+      },
+      connection: { maxConcurrentStreams: 1000, headerTimeoutMs: 10_000, idleTimeoutMs: 300_000 },
+    });
+  });
+
+  it('refuses timeouts of 0, which would turn them off', () => {
+    expect(() => loadSettings({ HEADER_TIMEOUT: '0', IDLE_TIMEOUT: '0s' })).toThrow(
+      /HEADER_TIMEOUT: must be above 0[\s\S]*IDLE_TIMEOUT: must be above 0/,
+    );
+  });
+});
+
+describe('secret settings', () => {
+  it('are never quoted in a refusal', () => {
+    const secret = 'hunter2-in-a-header';
+    let message = '';
+    try {
+      loadSettings({
+        CONFIG_TYPE: 'GRPC_XDS_SOTW',
+        CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: `authorization ${secret}`,
+      });
+    } catch (err: unknown) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain(
+      'CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: the value given (a secret, not shown) is not valid',
+    );
+    expect(message).not.toContain(secret);
+  });
+
+  it('mask the credentials of a malformed Redis URL', () => {
+    let message = '';
+    try {
+      loadSettings({ REDIS_URL: 'redis//admin:pa55word@cache' });
+    } catch (err: unknown) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('"*****@cache" is not valid for REDIS_SOCKET_TYPE tcp');
+    expect(message).not.toContain('pa55word');
   });
 });

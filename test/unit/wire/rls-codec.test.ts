@@ -2,7 +2,7 @@
 // reading the same api/ definitions: whatever one side writes, the other reads the same.
 import { RequestError, type RateLimitResponse } from '../../../src/engine';
 import { loadPackageDefinition } from '../../../src/lib/proto';
-import { requestFromWire, responseFromWire } from '../../../src/server';
+import { requestFromJson, requestFromWire, responseFromWire } from '../../../src/server';
 import type { WireRequest, WireResponse } from '../../../src/server';
 import { varintSize } from '../../../src/server/wire/protobuf';
 import {
@@ -311,5 +311,90 @@ describe('varintSize', () => {
     [2 ** 53 - 1, 8],
   ])('%d takes %d bytes', (value, size) => {
     expect(varintSize(value)).toBe(size);
+  });
+});
+
+describe('the request limits', () => {
+  const limits = {
+    maxDescriptors: 2,
+    maxEntries: 2,
+    maxKeyBytes: 4,
+    maxValueBytes: 6,
+    maxRequestBytes: 1024,
+  };
+  const entry = (key: string, value: string) => ({ key, value });
+  const cases: [string, WireRequest, string][] = [
+    [
+      'descriptors',
+      { domain: 'd', descriptors: [{ entries: [] }, { entries: [] }, { entries: [] }] },
+      'the request has more than 2 descriptors (MAX_DESCRIPTORS_PER_REQUEST)',
+    ],
+    [
+      'entries',
+      { domain: 'd', descriptors: [{ entries: [entry('a', ''), entry('b', ''), entry('c', '')] }] },
+      'descriptors[0] has more than 2 entries (MAX_ENTRIES_PER_DESCRIPTOR)',
+    ],
+    [
+      'key bytes',
+      { domain: 'd', descriptors: [{ entries: [entry('kéyé', 'v')] }] },
+      'descriptors[0].entries[0].key is longer than 4 bytes (MAX_DESCRIPTOR_KEY_BYTES)',
+    ],
+    [
+      'value bytes',
+      { domain: 'd', descriptors: [{ entries: [entry('k', '日本語')] }] },
+      'descriptors[0].entries[0].value is longer than 6 bytes (MAX_DESCRIPTOR_VALUE_BYTES)',
+    ],
+    [
+      'domain bytes',
+      { domain: 'domain', descriptors: [{ entries: [] }] },
+      'domain is longer than 4 bytes (MAX_DESCRIPTOR_KEY_BYTES)',
+    ],
+  ];
+
+  it.each(cases)('refuses too many %s on gRPC and JSON with the same words', (_n, wire, words) => {
+    const bytes = rls.requestSerialize(wire);
+    expect(() => decodeRateLimitRequest(bytes, 0, bytes.length, limits)).toThrow(words);
+    expect(() => requestFromJson(JSON.stringify(wire), limits)).toThrow(words);
+  });
+
+  it('accepts a request exactly at every limit', () => {
+    const wire = {
+      domain: 'dddd',
+      descriptors: [{ entries: [entry('kkkk', 'vvvvvv'), entry('k', 'v')] }, { entries: [] }],
+    };
+    const bytes = rls.requestSerialize(wire);
+    expect(decodeRateLimitRequest(bytes, 0, bytes.length, limits).descriptors).toHaveLength(2);
+    expect(requestFromJson(JSON.stringify(wire), limits).descriptors).toHaveLength(2);
+  });
+});
+
+describe('the top-level hits_addend and requests_per_unit', () => {
+  /** A RateLimitRequest with domain "d" and field 3 (hits_addend) as a ten-byte varint. */
+  const withHits = (value: bigint): Buffer => {
+    const out = [0x0a, 0x01, 0x64, 0x18];
+    let v = value;
+    while (v >= 0x80n) {
+      out.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    out.push(Number(v));
+    return Buffer.from(out);
+  };
+
+  it('refuses a value past 32 bits on gRPC as JSON does, instead of keeping its low bits', () => {
+    const words = 'hits_addend must be a whole number from 0 to 4294967295';
+    expect(() => decodeRateLimitRequest(withHits(2n ** 32n + 5n))).toThrow(words);
+    expect(() => requestFromJson('{"domain":"d","hitsAddend":4294967301}')).toThrow(words);
+    expect(decodeRateLimitRequest(withHits(2n ** 32n - 1n)).hitsAddend).toBe(2 ** 32 - 1);
+  });
+
+  it('refuses a requests_per_unit override past 32 bits', () => {
+    // descriptors[0] { limit { requests_per_unit = 2^32, unit = SECOND } }
+    const limit = [0x08, 0x80, 0x80, 0x80, 0x80, 0x10, 0x10, 0x01];
+    const descriptor = [0x12, limit.length, ...limit];
+    const bytes = Buffer.from([0x0a, 0x01, 0x64, 0x12, descriptor.length, ...descriptor]);
+    expect(() => decodeRateLimitRequest(bytes)).toThrow(
+      'descriptors[0].limit.requests_per_unit must be a whole number from 0 to 4294967295',
+    );
   });
 });

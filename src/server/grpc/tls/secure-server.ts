@@ -37,6 +37,8 @@ export function createSecureGrpcServer(
   settings: GrpcServerTlsSettings,
   stats: StatsStore,
   logger: Logger,
+  /** HTTP/2 settings the server advertises (GRPC_MAX_CONCURRENT_STREAMS). */
+  http2Settings: http2.Settings = {},
 ): SecureGrpcServer {
   const isMutual = settings.clientCaFile !== undefined;
   const reloader = new TlsReloader({
@@ -56,6 +58,7 @@ export function createSecureGrpcServer(
     ALPNProtocols: ['h2'],
     requestCert: isMutual,
     rejectUnauthorized: isMutual,
+    settings: http2Settings,
   });
   // Counted, not logged: a port scanner or a misconfigured proxy would flood the log.
   const handshakeErrors = stats.counter(STAT.tlsHandshakeError);

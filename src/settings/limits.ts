@@ -1,0 +1,67 @@
+// Limits section: how large a request may be and how long a connection may dawdle, so that no
+// client can make the service hoard memory or hold a connection open for nothing.
+import { deepFreeze } from '../lib/freeze';
+import type { SettingsProblem } from './errors';
+import { duration, int } from './fields';
+import { group, type Values } from './section';
+import type { ConnectionLimits, LimitsSettings, RequestLimits } from './types';
+
+/**
+ * The defaults are far above what Envoy sends (a handful of descriptors of a handful of short
+ * entries, well under a kilobyte), so that they refuse nothing real while bounding what one
+ * request or one connection can cost. docs/reliability.md lists them with what each refuses.
+ */
+export const LIMITS = group('', {
+  MAX_DESCRIPTORS_PER_REQUEST: int(256, 1),
+  MAX_ENTRIES_PER_DESCRIPTOR: int(64, 1),
+  MAX_DESCRIPTOR_KEY_BYTES: int(1024, 1),
+  MAX_DESCRIPTOR_VALUE_BYTES: int(8192, 1),
+  MAX_REQUEST_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
+  GRPC_MAX_CONCURRENT_STREAMS: int(1000, 1, 2 ** 31 - 1),
+  HEADER_TIMEOUT: duration('10s'),
+  IDLE_TIMEOUT: duration('5m'),
+});
+
+export function limitsSettings(
+  l: Values<typeof LIMITS>,
+  problems: SettingsProblem[],
+): LimitsSettings {
+  // 0 would turn a timeout off, which is what it exists to prevent.
+  for (const name of ['HEADER_TIMEOUT', 'IDLE_TIMEOUT'] as const) {
+    if (l[name] <= 0)
+      problems.push({
+        setting: name,
+        message: 'must be above 0; accepted: a duration such as 10s',
+      });
+  }
+  return deepFreeze({
+    request: {
+      maxDescriptors: l.MAX_DESCRIPTORS_PER_REQUEST,
+      maxEntries: l.MAX_ENTRIES_PER_DESCRIPTOR,
+      maxKeyBytes: l.MAX_DESCRIPTOR_KEY_BYTES,
+      maxValueBytes: l.MAX_DESCRIPTOR_VALUE_BYTES,
+      maxRequestBytes: l.MAX_REQUEST_BYTES,
+    },
+    connection: {
+      maxConcurrentStreams: l.GRPC_MAX_CONCURRENT_STREAMS,
+      headerTimeoutMs: l.HEADER_TIMEOUT,
+      idleTimeoutMs: l.IDLE_TIMEOUT,
+    },
+  });
+}
+
+/** The request limits of the defaults, for callers without settings (tools, tests). */
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = Object.freeze({
+  maxDescriptors: LIMITS.fields.MAX_DESCRIPTORS_PER_REQUEST.defaultValue,
+  maxEntries: LIMITS.fields.MAX_ENTRIES_PER_DESCRIPTOR.defaultValue,
+  maxKeyBytes: LIMITS.fields.MAX_DESCRIPTOR_KEY_BYTES.defaultValue,
+  maxValueBytes: LIMITS.fields.MAX_DESCRIPTOR_VALUE_BYTES.defaultValue,
+  maxRequestBytes: LIMITS.fields.MAX_REQUEST_BYTES.defaultValue,
+});
+
+/** The connection limits of the defaults, for a listener opened without settings. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
+  maxConcurrentStreams: LIMITS.fields.GRPC_MAX_CONCURRENT_STREAMS.defaultValue,
+  headerTimeoutMs: LIMITS.fields.HEADER_TIMEOUT.defaultValue,
+  idleTimeoutMs: LIMITS.fields.IDLE_TIMEOUT.defaultValue,
+});

@@ -1,0 +1,202 @@
+// The gRPC listener under hostile or unlucky callers: deadlines, the last resort, and the
+// limits of the limits section (streams, request size, preface, unfinished bodies, idle).
+import type http2 from 'node:http2';
+import net from 'node:net';
+import { status } from '@grpc/grpc-js';
+import type { RateLimitRequest, RateLimitResponse } from '../../../src/engine';
+import { MemoryLogger } from '../../../src/lib/logger';
+import { loadPackageDefinition } from '../../../src/lib/proto';
+import { HealthState, RateLimitGrpcServer } from '../../../src/server';
+import type { Decider } from '../../../src/server/grpc/rls-method';
+import { LastResort } from '../../../src/server/last-resort';
+import { loadSettings, type LimitsSettings } from '../../../src/settings';
+import { STAT, StatsStore } from '../../../src/stats';
+import { eventually } from '../../helpers/eventually';
+import { connect, frame, rawCall } from '../../helpers/h2-raw';
+
+const serialize = (
+  loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
+    'envoy.service.ratelimit.v3.RateLimitService'
+  ] as unknown as { ShouldRateLimit: { requestSerialize: (value: unknown) => Buffer } }
+).ShouldRateLimit.requestSerialize;
+
+const REQUEST = frame(
+  serialize({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }] }),
+);
+
+const OK: RateLimitResponse = {
+  overallCode: 'OK',
+  statuses: [],
+  responseHeadersToAdd: [],
+  requestHeadersToAdd: [],
+  dynamicMetadata: undefined,
+};
+
+function limits(env: Record<string, string>): LimitsSettings {
+  return loadSettings(env).limits;
+}
+
+async function startServer(
+  decide: (request: RateLimitRequest) => Promise<RateLimitResponse>,
+  env: Record<string, string> = {},
+) {
+  const stats = new StatsStore();
+  const logger = new MemoryLogger();
+  const engine: Decider = { shouldRateLimit: decide };
+  const server = new RateLimitGrpcServer({
+    settings: {
+      host: '127.0.0.1',
+      port: 0,
+      uds: undefined,
+      maxConnectionAgeMs: 0,
+      maxConnectionAgeGraceMs: 0,
+      tls: undefined,
+    },
+    engine,
+    health: new HealthState({ requireConfig: false }),
+    stats,
+    logger,
+    limits: limits(env),
+    lastResort: new LastResort(stats, logger),
+    tracer: undefined,
+  });
+  const port = await server.listen();
+  return { server, port, stats, logger };
+}
+
+const sessions: http2.ClientHttp2Session[] = [];
+const servers: RateLimitGrpcServer[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.destroy();
+  for (const s of servers.splice(0)) await s.shutdown(0);
+});
+
+async function setUp(
+  decide: (request: RateLimitRequest) => Promise<RateLimitResponse>,
+  env: Record<string, string> = {},
+) {
+  const started = await startServer(decide, env);
+  servers.push(started.server);
+  const session = await connect(started.port);
+  sessions.push(session);
+  return { ...started, session };
+}
+
+describe('deadlines', () => {
+  it('answers DEADLINE_EXCEEDED when grpc-timeout expires, without waiting for the backend', async () => {
+    const { session } = await setUp(() => new Promise<RateLimitResponse>(() => undefined));
+    const answer = await rawCall(session, REQUEST, { 'grpc-timeout': '200m' });
+    expect(answer.grpcStatus).toBe(status.DEADLINE_EXCEEDED);
+    expect(answer.ms).toBeGreaterThanOrEqual(190);
+    expect(answer.ms).toBeLessThan(1500);
+  });
+
+  it('drops the late answer of a call whose deadline passed, and counts nothing unexpected', async () => {
+    let finish: (response: RateLimitResponse) => void = () => undefined;
+    const { session, stats } = await setUp(
+      () =>
+        new Promise<RateLimitResponse>((resolve) => {
+          finish = resolve;
+        }),
+    );
+    const answer = await rawCall(session, REQUEST, { 'grpc-timeout': '50m' });
+    expect(answer.grpcStatus).toBe(status.DEADLINE_EXCEEDED);
+    finish(OK);
+    expect((await rawCall(session, REQUEST, { 'grpc-timeout': '50m' })).grpcStatus).toBe(
+      status.DEADLINE_EXCEEDED,
+    );
+    expect(stats.counter(STAT.unexpectedError).value).toBe(0);
+  });
+});
+
+describe('the last resort', () => {
+  it('answers INTERNAL when building the answer throws, counts and logs it, and serves on', async () => {
+    let calls = 0;
+    const broken = { ...OK };
+    Object.defineProperty(broken, 'statuses', {
+      get: () => {
+        throw new Error('a bug while encoding');
+      },
+    });
+    const { session, stats, logger } = await setUp(() => {
+      calls += 1;
+      return Promise.resolve(calls === 1 ? broken : OK);
+    });
+    const first = await rawCall(session, REQUEST, { 'grpc-timeout': '5S' });
+    expect(first.grpcStatus).toBe(status.INTERNAL);
+    expect(stats.counter(STAT.unexpectedError).value).toBe(1);
+    expect(logger.lines.some((l) => l.fields?.error === 'a bug while encoding')).toBe(true);
+    expect((await rawCall(session, REQUEST)).grpcStatus).toBe(status.OK);
+  });
+
+  it('answers INTERNAL when the engine throws instead of rejecting', async () => {
+    const { session, stats } = await setUp(() => {
+      throw new Error('thrown, not rejected');
+    });
+    expect((await rawCall(session, REQUEST, { 'grpc-timeout': '5S' })).grpcStatus).toBe(
+      status.INTERNAL,
+    );
+    expect(stats.counter(STAT.unexpectedError).value).toBe(1);
+  });
+});
+
+describe('connection limits', () => {
+  it('refuses a message larger than MAX_REQUEST_BYTES with RESOURCE_EXHAUSTED', async () => {
+    const { session } = await setUp(() => Promise.resolve(OK), { MAX_REQUEST_BYTES: '2048' });
+    const big = frame(serialize({ domain: 'x'.repeat(1000), descriptors: [] }));
+    expect((await rawCall(session, big)).grpcStatus).toBe(status.OK);
+    const huge = frame(Buffer.alloc(4096, 0x20));
+    const answer = await rawCall(session, huge);
+    expect(answer.grpcStatus).toBe(status.RESOURCE_EXHAUSTED);
+    expect(answer.grpcMessage).toContain('MAX_REQUEST_BYTES');
+  });
+
+  it('advertises GRPC_MAX_CONCURRENT_STREAMS to the client', async () => {
+    const { session } = await setUp(() => Promise.resolve(OK), {
+      GRPC_MAX_CONCURRENT_STREAMS: '7',
+    });
+    expect(session.remoteSettings.maxConcurrentStreams).toBe(7);
+  });
+
+  it('answers a call whose body never finishes within HEADER_TIMEOUT', async () => {
+    const { session } = await setUp(() => Promise.resolve(OK), { HEADER_TIMEOUT: '300ms' });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+      'content-type': 'application/grpc',
+    });
+    stream.on('error', () => undefined);
+    const started = performance.now();
+    const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => {
+      stream.on('response', resolve);
+    });
+    // Half of the request, and never the rest.
+    stream.write(REQUEST.subarray(0, 6));
+    expect((await trailers)['grpc-status']).toBe(String(status.DEADLINE_EXCEEDED));
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('cuts a connection that sends no preface within HEADER_TIMEOUT', async () => {
+    const { port } = await setUp(() => Promise.resolve(OK), { HEADER_TIMEOUT: '300ms' });
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    // Read, so that the end of the connection is seen.
+    socket.resume();
+    const started = performance.now();
+    await new Promise<void>((resolve) =>
+      socket.once('close', () => {
+        resolve();
+      }),
+    );
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('closes a connection with no call open for IDLE_TIMEOUT', async () => {
+    const { session } = await setUp(() => Promise.resolve(OK), { IDLE_TIMEOUT: '300ms' });
+    expect((await rawCall(session, REQUEST)).grpcStatus).toBe(status.OK);
+    await eventually(() => session.closed || session.destroyed, {
+      what: 'the idle connection to be closed',
+      timeoutMs: 3000,
+    });
+  });
+});
