@@ -1,7 +1,8 @@
-// `npm run bench`: the built service under load next to a no-op grpc-js server, every figure
-// also a ratio to that ceiling measured in the same round. Scenarios run round-robin, so a
+// `npm run bench`: the built service under load next to two ceilings, a no-op grpc-js server
+// and a bare node:http2 server answering a constant (the limit for any Node gRPC server), every
+// figure also a ratio to both measured in the same round. Scenarios run round-robin, so a
 // slow spell of a shared machine lands on every scenario alike; the table shows medians.
-// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (a name fragment; the ceilings,
+// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (name fragments split by |; the ceilings,
 // and the single-Redis baselines of chosen Redis modes, always run), BENCH_SERVER_NODE_OPTIONS
 // (NODE_OPTIONS for the service under test only).
 import type { ChildProcess } from 'node:child_process';
@@ -9,7 +10,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LoadOptions, LoadResult } from './load';
-import { median, modeRatios, table, targets, type Measurement, type Row } from './report';
+import { cpuPerAnswer, median, modeRatios, table, type Measurement, type Row } from './report';
+import { targets } from './targets';
 import {
   HAS_TASKSET,
   canConnect,
@@ -72,10 +74,11 @@ async function startServer(
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
   const cores =
     scenario.workers > 1 || scenario.name.includes('two cores') ? CORES.serverPair : CORES.server;
+  const ceilingScript = { noop: 'noop-server.js', h2limit: 'h2-limit-server.js', service: '' };
   const child =
-    scenario.server === 'noop'
+    scenario.server !== 'service'
       ? pinned(cores, process.execPath, [
-          path.join(ROOT, 'dist', 'bench', 'noop-server.js'),
+          path.join(ROOT, 'dist', 'bench', ceilingScript[scenario.server]),
           String(port),
         ])
       : pinned(
@@ -164,6 +167,79 @@ async function measure(
   }
 }
 
+/** One line per run, as it happens. */
+function progress(round: number, scenario: Scenario, m: Measurement, r: RoundRatios): void {
+  const ratios = [
+    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x grpc-js`,
+    r.limitRatio === undefined ? '' : `${r.limitRatio.toFixed(2)} of the limit`,
+  ].filter((x) => x !== '');
+  process.stdout.write(
+    `round ${round}/${ROUNDS} ${scenario.name} @${scenario.concurrency}: ${m.answersPerSecond.toFixed(0)}/s` +
+      `${ratios.length === 0 ? '' : ` (${ratios.join(', ')})`}, p99 ${m.latencyMs.p99.toFixed(2)} ms` +
+      `${m.unexpected > 0 ? `, ${m.unexpected} answers other than ${scenario.expect}: ${JSON.stringify(m.outcomes)}` : ''}\n`,
+  );
+}
+
+interface RoundRatios {
+  ratio: number | undefined;
+  limitRatio: number | undefined;
+  limitCostRatio: number | undefined;
+  baselineRatio: number | undefined;
+}
+
+/**
+ * Every scenario once per round, round-robin. Ratios are taken within a round: to the grpc-js
+ * ceiling, to the node:http2 limit and, for a Redis mode, to its single-Redis baseline.
+ */
+async function runRounds(
+  scenarios: readonly Scenario[],
+  deploymentOf: (s: Scenario) => Deployment | undefined,
+  work: string,
+): Promise<Row[]> {
+  const measured = new Map<string, Measurement[]>();
+  const ratios = new Map<string, RoundRatios[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    const thisRound = new Map<string, Measurement>();
+    for (const scenario of scenarios) {
+      deploymentOf(scenario)?.flush();
+      const m = await measure(scenario, deploymentOf(scenario), work);
+      thisRound.set(scenario.name, m);
+      measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
+      const ratioTo = (name: string | undefined): number | undefined => {
+        const other = name === undefined ? undefined : thisRound.get(name);
+        return other === undefined ? undefined : m.answersPerSecond / other.answersPerSecond;
+      };
+      const limit = scenario.limit === undefined ? undefined : thisRound.get(scenario.limit);
+      const r: RoundRatios = {
+        ratio: ratioTo(scenario.ceiling),
+        limitRatio: ratioTo(scenario.limit),
+        limitCostRatio: limit === undefined ? undefined : cpuPerAnswer(limit) / cpuPerAnswer(m),
+        // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
+        baselineRatio: ratioTo(scenario.baseline),
+      };
+      ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), r]);
+      progress(round, scenario, m, r);
+    }
+  }
+  return scenarios.map((scenario) => {
+    const rounds = measured.get(scenario.name) ?? [];
+    const own = ratios.get(scenario.name) ?? [];
+    const medianOf = (key: keyof RoundRatios): number | undefined => {
+      const values = own.flatMap((r) => (r[key] === undefined ? [] : [r[key]]));
+      return values.length === 0 ? undefined : median(values, (x) => x);
+    };
+    return {
+      scenario,
+      rounds,
+      median: median(rounds, (m) => m.answersPerSecond),
+      ratio: medianOf('ratio'),
+      limitRatio: medianOf('limitRatio'),
+      limitCostRatio: medianOf('limitCostRatio'),
+      baselineRatio: medianOf('baselineRatio'),
+    };
+  });
+}
+
 async function main(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist', 'bench', 'load.js')))
     throw new Error('build first: npm run build');
@@ -171,7 +247,9 @@ async function main(): Promise<void> {
   mkdirSync(path.join(work, 'config'));
   writeFileSync(path.join(work, 'config', 'bench.yaml'), CONFIG);
   const chosen = (s: Scenario): boolean =>
-    ONLY === undefined || s.server === 'noop' || s.name.includes(ONLY);
+    ONLY === undefined ||
+    s.server !== 'service' ||
+    ONLY.split('|').some((fragment) => s.name.includes(fragment));
   // A chosen Redis mode brings its single-Redis baseline along.
   const scenarios = SCENARIOS.filter(
     (s) => chosen(s) || SCENARIOS.some((o) => chosen(o) && o.baseline === s.name),
@@ -187,51 +265,7 @@ async function main(): Promise<void> {
           ? `server on core ${CORES.server} (${CORES.serverPair} for the two-core rows), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
           : 'taskset missing: nothing pinned\n'),
     );
-    const measured = new Map<string, Measurement[]>();
-    const ratios = new Map<string, number[]>();
-    const baselineRatios = new Map<string, number[]>();
-    for (let round = 1; round <= ROUNDS; round++) {
-      const thisRound = new Map<string, Measurement>();
-      for (const scenario of scenarios) {
-        for (const d of deployments.values()) d.flush();
-        const m = await measure(scenario, deploymentOf(scenario), work);
-        thisRound.set(scenario.name, m);
-        measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
-        const ceiling =
-          scenario.ceiling === undefined ? undefined : thisRound.get(scenario.ceiling);
-        const ratio =
-          ceiling === undefined ? undefined : m.answersPerSecond / ceiling.answersPerSecond;
-        if (ratio !== undefined)
-          ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), ratio]);
-        // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
-        const baseline =
-          scenario.baseline === undefined ? undefined : thisRound.get(scenario.baseline);
-        if (baseline !== undefined) {
-          const list = baselineRatios.get(scenario.name) ?? [];
-          baselineRatios.set(scenario.name, [
-            ...list,
-            m.answersPerSecond / baseline.answersPerSecond,
-          ]);
-        }
-        process.stdout.write(
-          `round ${round}/${ROUNDS} ${scenario.name} @${scenario.concurrency}: ${m.answersPerSecond.toFixed(0)}/s` +
-            `${ratio === undefined ? '' : ` (${ratio.toFixed(2)}x)`}, p99 ${m.latencyMs.p99.toFixed(2)} ms` +
-            `${m.unexpected > 0 ? `, ${m.unexpected} answers other than ${scenario.expect}: ${JSON.stringify(m.outcomes)}` : ''}\n`,
-        );
-      }
-    }
-    const rows: Row[] = scenarios.map((scenario) => {
-      const rounds = measured.get(scenario.name) ?? [];
-      const r = ratios.get(scenario.name);
-      const b = baselineRatios.get(scenario.name);
-      return {
-        scenario,
-        rounds,
-        median: median(rounds, (m) => m.answersPerSecond),
-        ratio: r === undefined ? undefined : median(r, (x) => x),
-        baselineRatio: b === undefined ? undefined : median(b, (x) => x),
-      };
-    });
+    const rows = await runRounds(scenarios, deploymentOf, work);
     process.stdout.write(`\n${table(rows)}\n\n${modeRatios(rows)}`);
     const results = targets(rows);
     for (const t of results)
@@ -256,6 +290,8 @@ async function main(): Promise<void> {
             scenario: r.scenario.name,
             concurrency: r.scenario.concurrency,
             ratio: r.ratio,
+            limitRatio: r.limitRatio,
+            limitCostRatio: r.limitCostRatio,
             baselineRatio: r.baselineRatio,
             median: r.median,
             rounds: r.rounds,

@@ -1,5 +1,5 @@
-// What the bench measures: the service under each kind of traffic, and the no-op grpc-js
-// server every figure is compared with.
+// What the bench measures: the service under each kind of traffic, and the two ceilings every
+// figure is compared with (a no-op grpc-js server, and node:http2 answering a constant).
 import { loadPackageDefinition } from '../src/lib/proto';
 import type { Deployed } from './backends';
 
@@ -23,7 +23,8 @@ export interface Scenario {
   /** Unique; the table's first column. */
   readonly name: string;
   readonly kind: Kind;
-  readonly server: 'noop' | 'service';
+  /** noop: the grpc-js ceiling; h2limit: the node:http2 constant server, the limit. */
+  readonly server: 'noop' | 'h2limit' | 'service';
   readonly backend: Deployed | 'memory' | '-';
   readonly concurrency: number;
   /** WORKERS for the service; above 1 the server gets two cores. */
@@ -32,8 +33,10 @@ export interface Scenario {
   readonly bodies: (kind: Kind) => string[];
   /** The answers every call must get (gRPC overall code, or HTTP status). */
   readonly expect: string;
-  /** The ceiling scenario this one is divided by, measured in the same round. */
+  /** The no-op grpc-js scenario this one is divided by, measured in the same round. */
   readonly ceiling: string | undefined;
+  /** The node:http2 constant scenario (the limit) this one is divided by, in the same round. */
+  readonly limit: string | undefined;
   /** For a Redis mode: the single-Redis scenario with the same traffic, compared in-round. */
   readonly baseline?: string;
 }
@@ -76,6 +79,8 @@ const blocked = (kind: Kind): string[] => [body(kind, [[['blocked', 'x']]])];
 
 export const CEILING_64 = 'ceiling: no-op grpc-js';
 export const CEILING_16 = 'ceiling: no-op grpc-js @16';
+export const LIMIT_64 = 'limit: node:http2 constant';
+export const LIMIT_16 = 'limit: node:http2 constant @16';
 
 function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>): Scenario {
   const concurrency = partial.concurrency ?? 64;
@@ -88,20 +93,29 @@ function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>
     env: {},
     expect: 'OK',
     ceiling: concurrency === 16 ? CEILING_16 : CEILING_64,
+    limit: concurrency === 16 ? LIMIT_16 : LIMIT_64,
     ...partial,
   };
 }
 
-export const SCENARIOS: readonly Scenario[] = [
-  scenario({ name: CEILING_64, server: 'noop', backend: '-', bodies: one, ceiling: undefined }),
-  scenario({
-    name: CEILING_16,
-    server: 'noop',
+/** A ceiling: the same load against a server that does no rate limiting at all. */
+function ceiling(name: string, server: 'noop' | 'h2limit', concurrency: number): Scenario {
+  return scenario({
+    name,
+    server,
     backend: '-',
-    concurrency: 16,
+    concurrency,
     bodies: one,
     ceiling: undefined,
-  }),
+    limit: undefined,
+  });
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  ceiling(CEILING_64, 'noop', 64),
+  ceiling(CEILING_16, 'noop', 16),
+  ceiling(LIMIT_64, 'h2limit', 64),
+  ceiling(LIMIT_16, 'h2limit', 16),
   scenario({ name: 'redis, 1 descriptor', bodies: one }),
   scenario({ name: 'redis, 1 descriptor @16', concurrency: 16, bodies: one }),
   scenario({ name: 'redis, 3 descriptors', bodies: three }),
@@ -184,6 +198,9 @@ export const NAMES = {
   redisOne16: 'redis, 1 descriptor @16',
   memoryOne: 'memory, 1 descriptor',
   memoryOne16: 'memory, 1 descriptor @16',
+  redisTen: 'redis, 10 descriptors',
+  memoryTenThousand: 'memory, 10,000 distinct keys',
+  memoryMillion: 'memory, 1,000,000 distinct keys',
   overLimitCached: 'redis, over limit, local cache',
   workers1: 'redis, 1 descriptor, two cores, WORKERS=1',
   workers2: 'redis, 1 descriptor, two cores, WORKERS=2',

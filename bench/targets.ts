@@ -1,0 +1,98 @@
+// The performance issues' targets, each checked against same-run ratios and printed as met or not.
+import { cpuPerAnswer, type Row } from './report';
+import { NAMES } from './scenarios';
+
+export interface Target {
+  readonly target: string;
+  readonly measured: string;
+  /** undefined: reported only. */
+  readonly isMet: boolean | undefined;
+}
+
+type Find = (name: string) => Row | undefined;
+
+const costPerAnswer = (row: Row): number => cpuPerAnswer(row.median);
+
+const us = (seconds: number): string => `${(seconds * 1e6).toFixed(1)} µs`;
+
+function atLeast(
+  out: Target[],
+  row: Row | undefined,
+  key: 'ratio' | 'limitRatio',
+  min: number,
+  label: string,
+): void {
+  const value = row?.[key];
+  if (value === undefined) return;
+  const of = key === 'ratio' ? 'x the no-op grpc-js server' : ' of the node:http2 limit';
+  const byCost = key === 'limitRatio' ? row?.limitCostRatio : undefined;
+  out.push({
+    target: `${label}: >= ${min.toFixed(2)}${of}`,
+    measured: `${value.toFixed(2)}${byCost === undefined ? '' : ` (by CPU per answer: ${byCost.toFixed(2)})`}`,
+    isMet: value >= min,
+  });
+}
+
+function p99Under(out: Target[], row: Row | undefined, max: number, label: string): void {
+  if (row === undefined) return;
+  const value = row.median.latencyMs.p99;
+  out.push({
+    target: `${label}: p99 < ${max} ms`,
+    measured: `${value.toFixed(2)} ms`,
+    isMet: value < max,
+  });
+}
+
+/** Issue 5: the service against the grpc-js ceiling. */
+function issue5(row: Find): Target[] {
+  const out: Target[] = [];
+  atLeast(out, row(NAMES.redisOne), 'ratio', 1.0, 'issue 5 #1. Redis, 1 descriptor, 64 in flight');
+  atLeast(out, row(NAMES.memoryOne), 'ratio', 1.2, 'issue 5 #2. memory, 64 in flight');
+  p99Under(out, row(NAMES.memoryOne16), 2, 'issue 5 #3. memory, 16 in flight');
+  const cached = row(NAMES.overLimitCached);
+  if (cached?.ratio !== undefined) {
+    const commands = cached.median.redisCommandsPerAnswer ?? 0;
+    out.push({
+      target: 'issue 5 #4. over limit with the local cache: no Redis round trip, >= 1.2x',
+      measured: `${cached.ratio.toFixed(2)}x, ${commands.toFixed(4)} Redis commands per answer`,
+      isMet: cached.ratio >= 1.2 && commands < 0.001,
+    });
+  }
+  return out;
+}
+
+/** Issue 17: the Redis path near the node:http2 limit, and flat cost curves. */
+function issue17(row: Find): Target[] {
+  const out: Target[] = [];
+  const redisOne = row(NAMES.redisOne);
+  atLeast(out, redisOne, 'limitRatio', 0.75, '#1. Redis, 1 descriptor, 64 in flight');
+  atLeast(out, row(NAMES.redisOne16), 'ratio', 1.3, '#2. Redis, 1 descriptor, 16 in flight');
+  p99Under(out, row(NAMES.redisOne16), 3, '#2. Redis, 1 descriptor, 16 in flight');
+  atLeast(out, row(NAMES.memoryOne), 'limitRatio', 0.9, '#3. memory, 64 in flight');
+  const ten = row(NAMES.redisTen);
+  if (redisOne !== undefined && ten !== undefined) {
+    const one = costPerAnswer(redisOne);
+    const perDescriptor = costPerAnswer(ten) / 10;
+    out.push({
+      target: "#4. Redis, 10 descriptors: cost per descriptor < 1/3 of the 1-descriptor call's",
+      measured: `${us(perDescriptor)} per descriptor against ${us(one)} per 1-descriptor call (${(perDescriptor / one).toFixed(2)})`,
+      isMet: perDescriptor < one / 3,
+    });
+  }
+  const small = row(NAMES.memoryTenThousand);
+  const large = row(NAMES.memoryMillion);
+  if (small !== undefined && large !== undefined) {
+    const share = large.median.answersPerSecond / small.median.answersPerSecond;
+    out.push({
+      target: '#5. memory, 1M distinct keys: throughput within 10% of 10,000 keys',
+      measured: `${share.toFixed(2)} (${small.median.answersPerSecond.toFixed(0)} -> ${large.median.answersPerSecond.toFixed(0)} answers/s)`,
+      isMet: share >= 0.9,
+    });
+  }
+  return out;
+}
+
+export function targets(rows: readonly Row[]): Target[] {
+  const row: Find = (name) => rows.find((r) => r.scenario.name === name);
+  return [...issue17(row), ...issue5(row)];
+}
