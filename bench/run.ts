@@ -2,9 +2,9 @@
 // and a bare node:http2 server answering a constant (the limit for any Node gRPC server), every
 // figure also a ratio to both measured in the same round. Scenarios run round-robin, so a
 // slow spell of a shared machine lands on every scenario alike; the table shows medians.
-// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (name fragments split by |; the ceilings,
-// and the single-Redis baselines of chosen Redis modes, always run), BENCH_SERVER_NODE_OPTIONS
-// (NODE_OPTIONS for the service under test only).
+// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (name fragments split by |, or
+// =name for one exact name; the ceilings, and the single-Redis baselines of chosen Redis modes,
+// always run), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS for the service under test only).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -249,7 +249,7 @@ async function main(): Promise<void> {
   const chosen = (s: Scenario): boolean =>
     ONLY === undefined ||
     s.server !== 'service' ||
-    ONLY.split('|').some((fragment) => s.name.includes(fragment));
+    ONLY.split('|').some((f) => (f.startsWith('=') ? s.name === f.slice(1) : s.name.includes(f)));
   // A chosen Redis mode brings its single-Redis baseline along.
   const scenarios = SCENARIOS.filter(
     (s) => chosen(s) || SCENARIOS.some((o) => chosen(o) && o.baseline === s.name),
