@@ -6,7 +6,10 @@ import type { Scenario } from './scenarios';
 export interface Measurement {
   readonly answersPerSecond: number;
   readonly latencyMs: LoadResult['latencyMs'];
+  /** Cores the service used: its process, or the supervisor and all its workers. */
   readonly serverCpu: number;
+  /** The supervisor's share of serverCpu when WORKERS is above 1. */
+  readonly supervisorCpu: number | undefined;
   readonly loadCpu: number;
   /** CPU of the scenario's backend processes (the Redis data nodes, or memcached). */
   readonly backendCpu: number | undefined;
@@ -101,6 +104,39 @@ export function modeRatios(rows: readonly Row[]): string {
     const p99 = row.median.latencyMs.p99 / baseline.median.latencyMs.p99;
     lines.push(
       `${row.scenario.name}: ${row.baselineRatio.toFixed(2)}x the answers/s of "${baseline.scenario.name}" in the same rounds, p99 ${p99.toFixed(2)}x`,
+    );
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n\n`;
+}
+
+const us = (m: Measurement): string => `${(cpuPerAnswer(m) * 1e6).toFixed(1)} µs`;
+
+/** Each cost-curve row's CPU per answer beside its reference row's, from the same rounds. */
+export function curves(rows: readonly Row[]): string {
+  const lines: string[] = [];
+  for (const row of rows) {
+    const reference = rows.find((r) => r.scenario.name === row.scenario.reference);
+    if (reference === undefined) continue;
+    const ratio = cpuPerAnswer(row.median) / cpuPerAnswer(reference.median);
+    lines.push(
+      `${row.scenario.name}: ${us(row.median)} per answer, ${ratio.toFixed(2)}x "${reference.scenario.name}" (${us(reference.median)}), RSS ${row.median.peakRssMiB.toFixed(0)} MiB`,
+    );
+  }
+  return lines.length === 0 ? '' : `cost curves (server CPU per answer):\n${lines.join('\n')}\n\n`;
+}
+
+/** Per worker count: answers/s, CPU per answer, and the supervisor's share. */
+export function workers(rows: readonly Row[]): string {
+  const lines: string[] = [];
+  for (const row of rows) {
+    if (!row.scenario.name.includes('WORKERS=')) continue;
+    const m = row.median;
+    const supervisor =
+      m.supervisorCpu === undefined
+        ? ''
+        : `, supervisor ${((m.supervisorCpu / Math.max(1e-9, m.serverCpu)) * 100).toFixed(1)}% of it`;
+    lines.push(
+      `WORKERS=${row.scenario.workers}: ${m.answersPerSecond.toFixed(0)} answers/s, ${m.serverCpu.toFixed(2)} cores, ${us(m)} CPU per answer${supervisor}`,
     );
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n\n`;

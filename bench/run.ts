@@ -10,10 +10,20 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LoadOptions, LoadResult } from './load';
-import { cpuPerAnswer, median, modeRatios, table, type Measurement, type Row } from './report';
+import {
+  cpuPerAnswer,
+  curves,
+  median,
+  modeRatios,
+  table,
+  workers,
+  type Measurement,
+  type Row,
+} from './report';
 import { targets } from './targets';
 import {
   HAS_TASKSET,
+  serverCores,
   canConnect,
   captureOutput,
   childrenOf,
@@ -26,14 +36,20 @@ import {
   waitFor,
 } from './processes';
 import { startDeployments, type Deployment } from './backends';
-import { CONFIG, SCENARIOS, isDeployed, type Scenario } from './scenarios';
+import { CURVES, workerScenarios } from './curves';
+import type { MemoryKeysResult } from './memory-keys';
+import { CONFIG, NAMES, SCENARIOS, isDeployed, type Scenario } from './scenarios';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '5');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '3');
 const ONLY = process.env.BENCH_ONLY;
 const WARMUP_MS = 1000;
+/** How long a scenario's fill calls and warm-up may take before the bench gives up. */
+const FILL_TIMEOUT_MS = 600_000;
 const CORES = coreLayout();
+const WORKERS = process.env.BENCH_WORKERS ?? '1,2';
+const ALL: readonly Scenario[] = [...SCENARIOS, ...CURVES, ...workerScenarios(WORKERS)];
 
 function serviceEnv(
   scenario: Scenario,
@@ -72,8 +88,7 @@ async function startServer(
 ): Promise<{ child: ChildProcess; port: number; pids: () => number[] }> {
   const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
-  const cores =
-    scenario.workers > 1 || scenario.name.includes('two cores') ? CORES.serverPair : CORES.server;
+  const cores = scenario.name.includes('WORKERS=') ? serverCores(scenario.workers) : CORES.server;
   const ceilingScript = { noop: 'noop-server.js', h2limit: 'h2-limit-server.js', service: '' };
   const child =
     scenario.server !== 'service'
@@ -110,6 +125,10 @@ async function measure(
       host: '127.0.0.1',
       port: server.port,
       bodies: scenario.bodies(scenario.kind),
+      ...(scenario.distinct === undefined ? {} : { distinct: scenario.distinct }),
+      ...(scenario.fill === undefined
+        ? {}
+        : { fill: { bodies: scenario.fill.bodies(scenario.kind), calls: scenario.fill.calls } }),
       concurrency: scenario.concurrency,
       connections: 4,
       warmupMs: WARMUP_MS,
@@ -127,10 +146,18 @@ async function measure(
         resolve();
       });
     });
-    // CPU and Redis commands are counted over the measured window only.
-    await new Promise((r) => setTimeout(r, WARMUP_MS));
+    // CPU and Redis commands are counted over the measured window only, which the load
+    // generator announces (after its fill calls, if any, and the warm-up).
+    await waitFor(
+      () => loadOutput().includes('measuring\n'),
+      () => `${scenario.name}: the load generator to start measuring:\n${loadOutput()}`,
+      FILL_TIMEOUT_MS,
+    );
     const pids = server.pids();
     const cpu0 = pids.map(cpuSeconds);
+    // With WORKERS above 1 the child is the supervisor, which accepts and hands out connections.
+    const supervisor = scenario.workers > 1 ? server.child.pid : undefined;
+    const supervisor0 = cpuSeconds(supervisor);
     const backendCpuNow = (): number =>
       (redis?.dataPids() ?? []).reduce((sum: number, pid) => sum + cpuSeconds(pid), 0);
     const backend0 = backendCpuNow();
@@ -138,15 +165,20 @@ async function measure(
     const started = Date.now();
     await exited;
     const elapsed = (Date.now() - started) / 1000;
-    const serverCpu = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0);
+    const supervisorCpu = cpuSeconds(supervisor) - supervisor0;
+    const serverCpu =
+      pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0) + supervisorCpu;
     const backendCpu = backendCpuNow() - backend0;
     const commands = (redis?.commands() ?? 0) - commands0;
     const result = JSON.parse(loadOutput().trim().split('\n').pop() ?? '{}') as LoadResult;
-    const expected = result.outcomes[scenario.expect] ?? 0;
+    const expected = scenario.expect
+      .split('|')
+      .reduce((sum, outcome) => sum + (result.outcomes[outcome] ?? 0), 0);
     return {
       answersPerSecond: result.completed / (result.durationMs / 1000),
       latencyMs: result.latencyMs,
       serverCpu: serverCpu / elapsed,
+      supervisorCpu: supervisor === undefined ? undefined : supervisorCpu / elapsed,
       loadCpu: result.cpuSeconds / (result.durationMs / 1000),
       backendCpu: redis === undefined ? undefined : backendCpu / elapsed,
       peakRssMiB: pids.reduce((sum, pid) => sum + peakRssMiB(pid), 0),
@@ -240,6 +272,26 @@ async function runRounds(
   });
 }
 
+/** The memory store at a million keys, in-process on the server's core (bench/memory-keys.ts). */
+async function runMemoryKeys(): Promise<MemoryKeysResult> {
+  const child = pinned(CORES.server, process.execPath, [
+    '--expose-gc',
+    path.join(ROOT, 'dist', 'bench', 'memory-keys.js'),
+  ]);
+  const output = captureOutput(child);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`memory-keys failed:\n${output()}`);
+  const result = JSON.parse(output().trim().split('\n').pop() ?? '{}') as MemoryKeysResult;
+  const k = (n: number): string => `${(n / 1000).toFixed(0)}k/s`;
+  process.stdout.write(
+    `memory store in-process: ${k(result.incrementsPerSecondSmall)} increments at 10,000 keys, ` +
+      `${k(result.incrementsPerSecondLarge)} at ${result.keys.toLocaleString('en')} keys (RSS ${result.rssMiBLarge.toFixed(0)} MiB); ` +
+      `one synchronous sweep pass ${result.fullPassMs.toFixed(0)} ms, the sliced sweep's longest pause ` +
+      `${result.longestSweepPauseMs.toFixed(1)} ms CPU (${result.longestSweepGapWallMs.toFixed(1)} ms wall)\n\n`,
+  );
+  return result;
+}
+
 async function main(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist', 'bench', 'load.js')))
     throw new Error('build first: npm run build');
@@ -251,8 +303,8 @@ async function main(): Promise<void> {
     s.server !== 'service' ||
     ONLY.split('|').some((f) => (f.startsWith('=') ? s.name === f.slice(1) : s.name.includes(f)));
   // A chosen Redis mode brings its single-Redis baseline along.
-  const scenarios = SCENARIOS.filter(
-    (s) => chosen(s) || SCENARIOS.some((o) => chosen(o) && o.baseline === s.name),
+  const scenarios = ALL.filter(
+    (s) => chosen(s) || ALL.some((o) => chosen(o) && o.baseline === s.name),
   );
   const modes = new Set(scenarios.flatMap((s) => (isDeployed(s.backend) ? [s.backend] : [])));
   const deployments = await startDeployments(modes, CORES.redis, work);
@@ -262,12 +314,15 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
         (HAS_TASKSET
-          ? `server on core ${CORES.server} (${CORES.serverPair} for the two-core rows), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
+          ? `server on core ${CORES.server} (${serverCores(2)} for the WORKERS rows with 2), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
           : 'taskset missing: nothing pinned\n'),
     );
     const rows = await runRounds(scenarios, deploymentOf, work);
-    process.stdout.write(`\n${table(rows)}\n\n${modeRatios(rows)}`);
-    const results = targets(rows);
+    process.stdout.write(`\n${table(rows)}\n\n${modeRatios(rows)}${curves(rows)}${workers(rows)}`);
+    const memoryKeys = scenarios.some((s) => s.name === NAMES.memoryMillion)
+      ? await runMemoryKeys()
+      : undefined;
+    const results = targets(rows, memoryKeys);
     for (const t of results)
       process.stdout.write(
         `${t.isMet === undefined ? 'info' : t.isMet ? 'met ' : 'GAP '}  ${t.target}: ${t.measured}\n`,
@@ -296,6 +351,7 @@ async function main(): Promise<void> {
             median: r.median,
             rounds: r.rounds,
           })),
+          memoryKeys,
           targets: results,
         },
         null,

@@ -31,8 +31,14 @@ export interface Scenario {
   readonly workers: number;
   readonly env: Readonly<Record<string, string>>;
   readonly bodies: (kind: Kind) => string[];
-  /** The answers every call must get (gRPC overall code, or HTTP status). */
+  /** The answers every call must get (gRPC overall code, or HTTP status; several split by |). */
   readonly expect: string;
+  /** Each call's body numbered with the next of this many values (see LoadOptions.distinct). */
+  readonly distinct?: number;
+  /** Calls sent before the warm-up to fill the counters (numbered like `distinct`). */
+  readonly fill?: { readonly bodies: (kind: Kind) => string[]; readonly calls: number };
+  /** The row this one's cost per answer is compared with in the cost curves. */
+  readonly reference?: string;
   /** The no-op grpc-js scenario this one is divided by, measured in the same round. */
   readonly ceiling: string | undefined;
   /** The node:http2 constant scenario (the limit) this one is divided by, in the same round. */
@@ -50,7 +56,7 @@ const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
   'envoy.service.ratelimit.v3.RateLimitService'
 ] as unknown as { ShouldRateLimit: { requestSerialize: (value: unknown) => Buffer } };
 
-type Descriptors = [string, string][][];
+export type Descriptors = [string, string][][];
 
 function request(descriptors: Descriptors): { domain: string; descriptors: unknown[] } {
   return {
@@ -62,7 +68,7 @@ function request(descriptors: Descriptors): { domain: string; descriptors: unkno
 }
 
 /** A gRPC frame (flag, length, message) in base64, or a /json body. */
-function body(kind: Kind, descriptors: Descriptors): string {
+export function body(kind: Kind, descriptors: Descriptors): string {
   if (kind === 'http') return JSON.stringify(request(descriptors));
   const message = rls.ShouldRateLimit.requestSerialize(request(descriptors));
   const frame = Buffer.alloc(5 + message.length);
@@ -71,18 +77,20 @@ function body(kind: Kind, descriptors: Descriptors): string {
   return frame.toString('base64');
 }
 
-const one = (kind: Kind): string[] => [body(kind, [[['k1', 'a']]])];
-const three = (kind: Kind): string[] => [body(kind, [[['k1', 'a']], [['k2', 'b']], [['k3', 'c']]])];
-const distinct = (kind: Kind): string[] =>
+export const one = (kind: Kind): string[] => [body(kind, [[['k1', 'a']]])];
+export const three = (kind: Kind): string[] => [
+  body(kind, [[['k1', 'a']], [['k2', 'b']], [['k3', 'c']]]),
+];
+export const distinct = (kind: Kind): string[] =>
   Array.from({ length: 10_000 }, (_, i) => body(kind, [[['user', `u${i}`]]]));
-const blocked = (kind: Kind): string[] => [body(kind, [[['blocked', 'x']]])];
+export const blocked = (kind: Kind): string[] => [body(kind, [[['blocked', 'x']]])];
 
 export const CEILING_64 = 'ceiling: no-op grpc-js';
 export const CEILING_16 = 'ceiling: no-op grpc-js @16';
 export const LIMIT_64 = 'limit: node:http2 constant';
 export const LIMIT_16 = 'limit: node:http2 constant @16';
 
-function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>): Scenario {
+export function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>): Scenario {
   const concurrency = partial.concurrency ?? 64;
   return {
     kind: 'grpc',
@@ -188,8 +196,6 @@ export const SCENARIOS: readonly Scenario[] = [
     bodies: one,
     expect: 'http-200',
   }),
-  scenario({ name: 'redis, 1 descriptor, two cores, WORKERS=1', bodies: one, workers: 1 }),
-  scenario({ name: 'redis, 1 descriptor, two cores, WORKERS=2', bodies: one, workers: 2 }),
 ];
 
 /** Names the targets of the performance issue refer to. */
@@ -202,6 +208,4 @@ export const NAMES = {
   memoryTenThousand: 'memory, 10,000 distinct keys',
   memoryMillion: 'memory, 1,000,000 distinct keys',
   overLimitCached: 'redis, over limit, local cache',
-  workers1: 'redis, 1 descriptor, two cores, WORKERS=1',
-  workers2: 'redis, 1 descriptor, two cores, WORKERS=2',
 } as const;
