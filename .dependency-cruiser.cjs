@@ -1,4 +1,6 @@
-// Import directions of STYLE.md: lib <- config, stats <- provider, store <- engine <- server <- main.
+// Import directions of STYLE.md: lib <- config, stats <- provider, store <- engine <- server <- main,
+// and tracing (OpenTelemetry) beside them, wired by main alone: the server and the store know it
+// only as types, so with tracing off nothing of it runs per call.
 /** @type {import('dependency-cruiser').IConfiguration} */
 const layer = (from, forbidden) => ({
   name: `${from}-imports`,
@@ -11,15 +13,44 @@ const layer = (from, forbidden) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
-    layer('lib', ['settings', 'config', 'stats', 'provider', 'store', 'engine', 'server', 'cli']),
-    layer('settings', ['config', 'stats', 'provider', 'store', 'engine', 'server', 'cli']),
-    layer('config', ['provider', 'store', 'engine', 'server', 'cli']),
-    layer('stats', ['config', 'provider', 'store', 'engine', 'server', 'cli']),
-    layer('provider', ['store', 'engine', 'server', 'cli']),
-    layer('store', ['config', 'provider', 'engine', 'server', 'cli']),
-    layer('engine', ['provider', 'server', 'cli', 'store']),
-    layer('server', ['store', 'provider', 'cli', 'cluster']),
-    layer('cluster', ['config', 'provider', 'store', 'engine', 'cli']),
+    layer('lib', [
+      'settings',
+      'config',
+      'stats',
+      'provider',
+      'store',
+      'engine',
+      'server',
+      'cli',
+      'tracing',
+    ]),
+    layer('settings', [
+      'config',
+      'stats',
+      'provider',
+      'store',
+      'engine',
+      'server',
+      'cli',
+      'tracing',
+    ]),
+    layer('config', ['provider', 'store', 'engine', 'server', 'cli', 'tracing']),
+    layer('stats', ['config', 'provider', 'store', 'engine', 'server', 'cli', 'tracing']),
+    layer('provider', ['store', 'engine', 'server', 'cli', 'tracing']),
+    layer('store', ['config', 'provider', 'engine', 'server', 'cli', 'tracing']),
+    layer('engine', ['provider', 'server', 'cli', 'store', 'tracing']),
+    layer('server', ['store', 'provider', 'cli', 'cluster', 'tracing']),
+    layer('tracing', [
+      'config',
+      'stats',
+      'provider',
+      'store',
+      'engine',
+      'server',
+      'cli',
+      'cluster',
+    ]),
+    layer('cluster', ['config', 'provider', 'store', 'engine', 'cli', 'tracing']),
     {
       name: 'sim-imports-only-lib',
       severity: 'error',

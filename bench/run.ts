@@ -56,6 +56,7 @@ function serviceEnv(
   ports: Record<string, number>,
   work: string,
   redis: Deployment | undefined,
+  otlpPort: number,
 ): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '',
@@ -69,6 +70,7 @@ function serviceEnv(
     DEBUG_PORT: String(ports.debug),
     BACKEND_TYPE: redis?.backendType ?? 'memory',
     ...redis?.env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`,
     RUNTIME_ROOT: work,
     RUNTIME_SUBDIRECTORY: '',
     RUNTIME_APPDIRECTORY: 'config',
@@ -85,6 +87,7 @@ async function startServer(
   scenario: Scenario,
   redis: Deployment | undefined,
   work: string,
+  otlpPort: number,
 ): Promise<{ child: ChildProcess; port: number; pids: () => number[] }> {
   const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
@@ -100,7 +103,7 @@ async function startServer(
           cores,
           process.execPath,
           [path.join(ROOT, 'bin', 'ratelimit.js')],
-          serviceEnv(scenario, ports, work, redis),
+          serviceEnv(scenario, ports, work, redis, otlpPort),
         );
   const output = captureOutput(child);
   // taskset execs the command, so the child's id is the server's (or the supervisor's).
@@ -117,8 +120,9 @@ async function measure(
   scenario: Scenario,
   redis: Deployment | undefined,
   work: string,
+  otlpPort: number,
 ): Promise<Measurement> {
-  const server = await startServer(scenario, redis, work);
+  const server = await startServer(scenario, redis, work, otlpPort);
   try {
     const options: LoadOptions = {
       kind: scenario.kind,
@@ -227,6 +231,7 @@ async function runRounds(
   scenarios: readonly Scenario[],
   deploymentOf: (s: Scenario) => Deployment | undefined,
   work: string,
+  otlpPort: number,
 ): Promise<Row[]> {
   const measured = new Map<string, Measurement[]>();
   const ratios = new Map<string, RoundRatios[]>();
@@ -234,7 +239,7 @@ async function runRounds(
     const thisRound = new Map<string, Measurement>();
     for (const scenario of scenarios) {
       deploymentOf(scenario)?.flush();
-      const m = await measure(scenario, deploymentOf(scenario), work);
+      const m = await measure(scenario, deploymentOf(scenario), work, otlpPort);
       thisRound.set(scenario.name, m);
       measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
       const ratioTo = (name: string | undefined): number | undefined => {
@@ -310,6 +315,15 @@ async function main(): Promise<void> {
   const deployments = await startDeployments(modes, CORES.redis, work);
   const deploymentOf = (s: Scenario): Deployment | undefined =>
     isDeployed(s.backend) ? deployments.get(s.backend) : undefined;
+  // The tracing rows export to a sink that accepts and drops, so the export cost is measured.
+  const otlpPort = scenarios.some((s) => s.env.TRACING_ENABLED === 'true') ? await freePort() : 0;
+  const otlpSink =
+    otlpPort === 0
+      ? undefined
+      : pinned(CORES.redis, process.execPath, [
+          path.join(ROOT, 'dist', 'bench', 'otlp-sink.js'),
+          String(otlpPort),
+        ]);
   try {
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
@@ -317,7 +331,7 @@ async function main(): Promise<void> {
           ? `server on core ${CORES.server} (${serverCores(2)} for the WORKERS rows with 2), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
           : 'taskset missing: nothing pinned\n'),
     );
-    const rows = await runRounds(scenarios, deploymentOf, work);
+    const rows = await runRounds(scenarios, deploymentOf, work, otlpPort);
     process.stdout.write(`\n${table(rows)}\n\n${modeRatios(rows)}${curves(rows)}${workers(rows)}`);
     const memoryKeys = scenarios.some((s) => s.name === NAMES.memoryMillion)
       ? await runMemoryKeys()
@@ -361,6 +375,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\nresults: ${path.relative(process.cwd(), file)}\n`);
   } finally {
     await Promise.all([...deployments.values()].map((d) => d.stop()));
+    if (otlpSink !== undefined) await stop(otlpSink);
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -190,6 +190,19 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ name: 'memcached, 10,000 distinct keys', backend: 'memcache', bodies: distinct }),
   scenario({ name: 'memory, 1 descriptor', backend: 'memory', bodies: one }),
   scenario({ name: 'memory, 1 descriptor @16', backend: 'memory', concurrency: 16, bodies: one }),
+  // Tracing off is the row above; these send spans to an OTLP/HTTP sink that drops them.
+  scenario({
+    name: 'memory, 1 descriptor, tracing on, sampling 0',
+    backend: 'memory',
+    bodies: one,
+    env: { TRACING_ENABLED: 'true', TRACING_SAMPLING_RATE: '0' },
+  }),
+  scenario({
+    name: 'memory, 1 descriptor, tracing on, sampling 1',
+    backend: 'memory',
+    bodies: one,
+    env: { TRACING_ENABLED: 'true', TRACING_SAMPLING_RATE: '1' },
+  }),
   scenario({
     name: 'http /json, redis, 1 descriptor',
     kind: 'http',

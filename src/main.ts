@@ -1,6 +1,12 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import type { CompileOptions, ConfigError, ConfigOrigin, ConfigSnapshot } from './config';
+import {
+  refusalMessage,
+  type CompileOptions,
+  type ConfigError,
+  type ConfigOrigin,
+  type ConfigSnapshot,
+} from './config';
 import {
   announceReady,
   serveMetrics,
@@ -39,6 +45,7 @@ import {
   type StatsStore,
 } from './stats';
 import { createStore, type CounterStore } from './store';
+import { startTracing, tracedStore, type Tracing } from './tracing';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -72,6 +79,7 @@ export interface StartOptions {
 interface Parts {
   readonly health: HealthState;
   readonly statistics: Statistics;
+  tracing?: Tracing | undefined;
   store?: CounterStore;
   provider?: ConfigProvider;
   listeners?: Listeners;
@@ -94,7 +102,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const parts: Parts = { health, statistics };
   const stop = shutdownSequence(parts);
   try {
-    const store = await createStore(settings.backend, {
+    const tracing = startTracing(settings.tracing, logger);
+    parts.tracing = tracing;
+    const opened = await createStore(settings.backend, {
       clock,
       logger,
       stats,
@@ -102,6 +112,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         health.set('backend', isConnected);
       },
     });
+    // With tracing off the engine holds the store itself: nothing is added per call.
+    const store = tracing === undefined ? opened : tracedStore(opened, tracing.tracer);
     parts.store = store;
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const provider = options.provider ?? createProvider(settings, stats, logger);
@@ -115,6 +127,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       configStatus,
       stats,
       logger,
+      tracer: tracing?.requests,
       isDebugServed,
       metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
     });
@@ -244,7 +257,7 @@ async function followConfig(
     onRejected: (errors: readonly ConfigError[]) => {
       loadError.inc();
       configStatus.refused(errors);
-      for (const error of errors) logger.error(`configuration refused: ${error.message}`);
+      for (const error of errors) logger.error(refusalMessage(error));
       logger.error(
         engine.currentSnapshot === undefined
           ? 'no configuration is loaded; requests are refused until a valid one arrives'
@@ -277,7 +290,10 @@ const prometheusScrape = {
   },
 };
 
-/** Health unhealthy, listeners drain, provider stops, store closes, statistics flush. */
+/**
+ * Health unhealthy, listeners drain, provider stops, store closes, the last spans are exported,
+ * statistics flush.
+ */
 function shutdownSequence(parts: Parts): () => Promise<void> {
   let stopping: Promise<void> | undefined;
   return () => {
@@ -286,6 +302,7 @@ function shutdownSequence(parts: Parts): () => Promise<void> {
       await parts.listeners?.close(DRAIN_TIMEOUT_MS);
       await parts.provider?.stop();
       await parts.store?.close();
+      await parts.tracing?.shutdown();
       await parts.statistics.close();
     })();
     return stopping;

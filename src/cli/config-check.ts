@@ -1,4 +1,13 @@
-// ratelimit-config-check: loads a configuration directory exactly as the service's file provider does.
+// ratelimit-config-check: loads a configuration directory (or one file) exactly as the service's
+// file provider does, and prints each problem as the service logs it.
+import { readFile } from 'node:fs/promises';
+import {
+  compileSources,
+  parseConfigFile,
+  refusalMessage,
+  type CompileOptions,
+  type LoadOutcome,
+} from '../config';
 import { describeError } from '../lib/errors';
 import { loadConfigDirectory, type DirectoryLoad } from '../provider';
 import { StatsStore } from '../stats';
@@ -8,6 +17,7 @@ const COMMAND = 'ratelimit-config-check';
 
 const FLAGS: readonly FlagSpec[] = [
   { name: 'config_dir', help: 'directory holding the rate limit configuration files' },
+  { name: 'config_file', help: 'one configuration file to check instead of a directory' },
   {
     name: 'merge_domain_configs',
     help: 'allow several files for one domain (MERGE_DOMAIN_CONFIG)',
@@ -28,23 +38,21 @@ function plural(count: number, noun: string): string {
 
 /** Writes the outcome of a load; returns the exit code. */
 function report(
-  dir: string,
-  load: DirectoryLoad,
+  where: string,
+  fileCount: number,
+  outcome: LoadOutcome,
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): number {
-  const { listing, outcome } = load;
   for (const warning of outcome.warnings) err.write(`warning: ${warning}\n`);
   if (!outcome.ok) {
-    for (const e of outcome.errors) err.write(`error: ${e.message}\n`);
+    for (const e of outcome.errors) err.write(`${refusalMessage(e)}\n`);
     err.write(
       `${plural(outcome.errors.length, 'problem')} found; the configuration would be refused\n`,
     );
     return 1;
   }
-  out.write(
-    `checked ${plural(listing.files.length, 'file')} in ${dir}: all rate limit configs ok\n`,
-  );
+  out.write(`checked ${plural(fileCount, 'file')} in ${where}: all rate limit configs ok\n`);
   for (const domain of outcome.snapshot.domains) out.write(`domain: ${domain}\n`);
   return 0;
 }
@@ -54,24 +62,37 @@ function report(
  * 1 when it would refuse it or cannot read it, 2 for wrong flags.
  */
 export const runConfigCheck = commandLineTool(COMMAND, FLAGS, async (flags, out, err) => {
-  const dir = flags.get('config_dir')?.[0];
-  if (dir === undefined || dir === '') {
-    err.write(`-config_dir is required\n${usage(COMMAND, FLAGS)}`);
+  const dir = flags.get('config_dir')?.[0] ?? '';
+  const file = flags.get('config_file')?.[0] ?? '';
+  if ((dir === '') === (file === '')) {
+    err.write(`give -config_dir or -config_file (one of them)\n${usage(COMMAND, FLAGS)}`);
     return 2;
+  }
+  const compile: CompileOptions = {
+    stats: new StatsStore(false),
+    mergeDomainConfig: flagIsTrue(flags, 'merge_domain_configs'),
+    sanitizeDots: false,
+  };
+  if (file !== '') {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e: unknown) {
+      err.write(`error reading file ${file}: ${describeError(e)}\n`);
+      return 1;
+    }
+    const outcome = compileSources([parseConfigFile(file, text)], compile);
+    return report(file, 1, outcome, out, err);
   }
   let load: DirectoryLoad;
   try {
     load = await loadConfigDirectory(dir, {
       ignoreDotFiles: flagIsTrue(flags, 'ignore_dot_files'),
-      compile: {
-        stats: new StatsStore(false),
-        mergeDomainConfig: flagIsTrue(flags, 'merge_domain_configs'),
-        sanitizeDots: false,
-      },
+      compile,
     });
   } catch (e: unknown) {
     err.write(`error opening directory ${dir}: ${describeError(e)}\n`);
     return 1;
   }
-  return report(dir, load, out, err);
+  return report(dir, load.listing.files.length, load.outcome, out, err);
 });

@@ -23,10 +23,19 @@ export const CONFIG_ERROR_CODES = Object.freeze({
 
 export type ConfigErrorCode = keyof typeof CONFIG_ERROR_CODES;
 
-/** Where in a file a problem is, 1-based. */
+/** Where in a file a problem is: line and column 1-based, and the YAML path when known. */
 export interface SourcePosition {
   readonly line: number;
   readonly column: number;
+  /** The node's path from the document root, as `descriptors[0].rate_limit.unit`. */
+  readonly path?: string;
+}
+
+/** ` (line 4, column 17, at descriptors[0].rate_limit.unit)`, or nothing without a position. */
+function where(position: SourcePosition | undefined): string {
+  if (position === undefined) return '';
+  const at = position.path === undefined || position.path === '' ? '' : `, at ${position.path}`;
+  return ` (line ${position.line}, column ${position.column}${at})`;
 }
 
 /** One reason a configuration file (or xDS resource) is refused. */
@@ -39,9 +48,15 @@ export class ConfigError extends Error {
     readonly reason: string,
     readonly position?: SourcePosition,
   ) {
-    super(
-      `${source}: ${reason}${position === undefined ? '' : ` (line ${position.line}, column ${position.column})`}`,
-    );
+    super(`${source}: ${reason}${where(position)}`);
     this.name = 'ConfigError';
   }
+}
+
+/**
+ * The line the service logs for a refused configuration, word for word; ratelimit-config-check
+ * prints the same, so a check before a deploy reads like the log after it.
+ */
+export function refusalMessage(error: ConfigError): string {
+  return `configuration refused: ${error.message}`;
 }

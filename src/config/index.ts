@@ -5,6 +5,7 @@ export { compileSources, type LoadOutcome, type ParsedSource } from './load';
 export {
   ConfigError,
   CONFIG_ERROR_CODES,
+  refusalMessage,
   type ConfigErrorCode,
   type SourcePosition,
 } from './errors';

@@ -54,6 +54,8 @@ function isMergeKey(node: YamlNode | null): boolean {
  */
 export class YamlReader {
   readonly warnings: string[] = [];
+  /** Each node's YAML path, made on the first position asked for (an error or a rule). */
+  private paths: Map<YamlNode, string> | undefined;
 
   constructor(
     private readonly source: string,
@@ -84,9 +86,38 @@ export class YamlReader {
 
   position(node: YamlNode | null | undefined): SourcePosition | undefined {
     const offset = node?.range?.[0];
-    if (offset === undefined) return undefined;
+    if (node === null || node === undefined || offset === undefined) return undefined;
     const pos = this.lines.linePos(offset);
-    return { line: pos.line, column: pos.col };
+    this.paths ??= this.indexPaths();
+    const path = this.paths.get(node);
+    return path === undefined || path === ''
+      ? { line: pos.line, column: pos.col }
+      : { line: pos.line, column: pos.col, path };
+  }
+
+  /** Walks the document once: every map key and value, and list item, with its path. */
+  private indexPaths(): Map<YamlNode, string> {
+    const paths = new Map<YamlNode, string>();
+    const visit = (node: unknown, path: string): void => {
+      if (node === null || node === undefined || isAlias(node)) return;
+      const yamlNode = node as YamlNode;
+      if (paths.has(yamlNode)) return;
+      paths.set(yamlNode, path);
+      if (isMap(yamlNode)) {
+        for (const pair of yamlNode.items) {
+          const key = isScalar(pair.key) ? scalarText(pair.key) : '?';
+          const keyPath = path === '' ? key : `${path}.${key}`;
+          if (isScalar(pair.key)) paths.set(pair.key, keyPath);
+          visit(pair.value, keyPath);
+        }
+      } else if (isSeq(yamlNode)) {
+        yamlNode.items.forEach((item, i) => {
+          visit(item, `${path}[${i}]`);
+        });
+      }
+    };
+    visit(this.doc.contents, '');
+    return paths;
   }
 
   /** The node itself, or the node an alias points at. */

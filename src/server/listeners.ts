@@ -5,6 +5,7 @@ import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
 import type { ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
+import type { RequestTracer } from '../tracing';
 import type { ConfigStatus } from './config-status';
 import { createDebugServer } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
@@ -34,6 +35,8 @@ export interface ListenerOptions {
   readonly configStatus: ConfigStatus;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  /** Server spans per call; undefined while TRACING_ENABLED is false. */
+  readonly tracer: RequestTracer | undefined;
   /** With several workers the first alone serves debug, so its answers come from one process. */
   readonly isDebugServed: boolean;
   /** The scrape this process serves; undefined when Prometheus is off or a supervisor serves it. */
@@ -98,13 +101,14 @@ export function openMetricsListener(endpoint: MetricsEndpoint): Promise<OpenList
 }
 
 async function openGrpc(options: ListenerOptions): Promise<OpenListener> {
-  const { settings, engine, health, stats, logger } = options;
+  const { settings, engine, health, stats, logger, tracer } = options;
   const server = new RateLimitGrpcServer({
     settings: settings.grpc,
     engine,
     health,
     stats,
     logger,
+    tracer,
   });
   const port = await server.listen();
   return {
@@ -119,9 +123,10 @@ function openHttpFrontEnd({
   engine,
   health,
   logger,
+  tracer,
 }: ListenerOptions): Promise<OpenListener> {
   return openHttp(
-    http.createServer(createHttpHandler({ engine, health, logger })),
+    http.createServer(createHttpHandler({ engine, health, logger, tracer })),
     settings.http,
     'HTTP',
   );

@@ -10,7 +10,7 @@ import { notBuiltProblems } from './not-built';
 import { SCHEMA } from './schema';
 import { serverSettings } from './server';
 import { statsSettings } from './stats';
-import { tracingSettings } from './tracing';
+import { otlpEndpointProblems, tracingSettings } from './tracing';
 import type { Settings } from './types';
 
 /**
@@ -22,6 +22,7 @@ export function loadSettings(env: Environment = process.env): Settings {
   const reading = readSchema(env, SCHEMA);
   const { values: raw, problems } = reading;
   problems.push(...notBuiltProblems(raw, reading.nameOf));
+  problems.push(...otlpEndpointProblems(env, raw.tracing.TRACING_ENABLED));
   const settings: Settings = {
     server: serverSettings(raw.server, raw.backend.BACKEND_TYPE, problems),
     log: logSettings(raw.log),

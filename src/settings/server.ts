@@ -30,12 +30,29 @@ function grpcTls(
   s: Values<typeof SERVER>,
   problems: SettingsProblem[],
 ): GrpcServerTlsSettings | undefined {
-  if (!s.GRPC_SERVER_USE_TLS) return undefined;
-  if (s.GRPC_SERVER_TLS_CERT === '' || s.GRPC_SERVER_TLS_KEY === '') {
+  if (!s.GRPC_SERVER_USE_TLS) {
+    // Files for mutual TLS on a plaintext listener would give a false sense of protection.
+    for (const setting of ['GRPC_CLIENT_TLS_CACERT', 'GRPC_CLIENT_TLS_SAN'] as const) {
+      if (s[setting] !== '')
+        problems.push({
+          setting,
+          message: `${setting} is set but GRPC_SERVER_USE_TLS is false: the gRPC listener would accept plaintext from anyone. Set GRPC_SERVER_USE_TLS=true (with GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY) or unset ${setting}`,
+        });
+    }
+    return undefined;
+  }
+  for (const setting of ['GRPC_SERVER_TLS_CERT', 'GRPC_SERVER_TLS_KEY'] as const) {
+    if (s[setting] === '')
+      problems.push({
+        setting,
+        message: `GRPC_SERVER_USE_TLS is true but ${setting} is not set: give the path of the ${setting === 'GRPC_SERVER_TLS_CERT' ? 'server certificate chain (PEM)' : 'server private key (PEM)'}`,
+      });
+  }
+  if (s.GRPC_CLIENT_TLS_SAN !== '' && s.GRPC_CLIENT_TLS_CACERT === '') {
     problems.push({
-      setting: 'GRPC_SERVER_TLS_CERT',
+      setting: 'GRPC_CLIENT_TLS_SAN',
       message:
-        'GRPC_SERVER_USE_TLS is true but GRPC_SERVER_TLS_CERT or GRPC_SERVER_TLS_KEY is not set',
+        'GRPC_CLIENT_TLS_SAN is set but GRPC_CLIENT_TLS_CACERT is not: client certificates (and so their SANs) are asked for only with mutual TLS. Set GRPC_CLIENT_TLS_CACERT to the CA that signs the clients',
     });
   }
   return {

@@ -28,6 +28,13 @@ export const STAT = Object.freeze({
   runtimeLoadAttempts: 'runtime.load_attempts',
   runtimeLoadFailures: 'runtime.load_failures',
   runtimeNumValues: 'runtime.num_values',
+  /** The gRPC listener's certificate files: changes taken into service, and changes refused. */
+  tlsReloadSuccess: 'ratelimit.tls.grpc_server.reload_success',
+  tlsReloadError: 'ratelimit.tls.grpc_server.reload_error',
+  /** gRPC clients cut because their certificate lacks GRPC_CLIENT_TLS_SAN. */
+  tlsClientSanRefused: 'ratelimit.tls.grpc_server.client_san_refused',
+  /** TLS handshakes that failed: a plaintext client, no or an untrusted client certificate. */
+  tlsHandshakeError: 'ratelimit.tls.grpc_server.handshake_error',
   totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
   responseTime: (method: string) => `ratelimit_server.${method}.response_time`,
 });

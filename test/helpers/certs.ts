@@ -13,6 +13,11 @@ export interface Certificates {
   readonly clientKey: string;
   /** A second CA, which signed nothing above, for tests that must fail verification. */
   readonly otherCaCert: string;
+  /**
+   * Issues one more certificate (a new serial each time) into the directory, signed by `ca`
+   * ('ca' or 'other-ca'), with `san` as its subjectAltName (`DNS:a,DNS:b`).
+   */
+  issue(name: string, san: string, ca?: 'ca' | 'other-ca'): { cert: string; key: string };
   /** A client certificate signed by the second CA, which a server trusting `caCert` refuses. */
   readonly otherClientCert: string;
   readonly otherClientKey: string;
@@ -65,6 +70,7 @@ function issue(dir: string, name: string, subject: string, san: string, ca: stri
  */
 export function makeCertificates(serverName: string): Certificates {
   const dir = mkdtempSync(path.join(tmpdir(), 'rl-certs-'));
+  const file = (name: string): string => path.join(dir, name);
   for (const ca of ['ca', 'other-ca']) {
     openssl(dir, [
       'req',
@@ -86,7 +92,6 @@ export function makeCertificates(serverName: string): Certificates {
   issue(dir, 'server', `/CN=${serverName}`, `${isIp ? 'IP' : 'DNS'}:${serverName}`, 'ca');
   issue(dir, 'client', '/CN=ratelimit-client', 'DNS:ratelimit-client', 'ca');
   issue(dir, 'other-client', '/CN=ratelimit-client', 'DNS:ratelimit-client', 'other-ca');
-  const file = (name: string): string => path.join(dir, name);
   return {
     dir,
     caCert: file('ca.crt'),
@@ -95,6 +100,10 @@ export function makeCertificates(serverName: string): Certificates {
     clientCert: file('client.crt'),
     clientKey: file('client.key'),
     otherCaCert: file('other-ca.crt'),
+    issue: (name, san, ca = 'ca') => {
+      issue(dir, name, `/CN=${name}`, san, ca);
+      return { cert: file(`${name}.crt`), key: file(`${name}.key`) };
+    },
     otherClientCert: file('other-client.crt'),
     otherClientKey: file('other-client.key'),
     destroy: () => {

@@ -7,6 +7,7 @@ type Callback<T> = (err: grpc.ServiceError | null, response?: T) => void;
 interface RlsStub extends grpc.Client {
   ShouldRateLimit(
     request: unknown,
+    metadata: grpc.Metadata,
     options: grpc.CallOptions,
     callback: Callback<WireResponse>,
   ): void;
@@ -44,8 +45,15 @@ export class RlsClient {
   private readonly rls: RlsStub;
   private readonly health: HealthStub;
 
-  /** `options` go to both stubs; grpc-js shares one connection per target unless told not to. */
-  constructor(address: string, options: grpc.ClientOptions = {}) {
+  /**
+   * `options` go to both stubs; grpc-js shares one connection per target unless told not to.
+   * `creds` defaults to plaintext.
+   */
+  constructor(
+    address: string,
+    options: grpc.ClientOptions = {},
+    creds: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  ) {
     const root = loadApi([
       'envoy/service/ratelimit/v3/rls.proto',
       'grpc/health/v1/health.proto',
@@ -53,14 +61,17 @@ export class RlsClient {
       envoy: { service: { ratelimit: { v3: { RateLimitService: Ctor<RlsStub> } } } };
       grpc: { health: { v1: { Health: Ctor<HealthStub> } } };
     };
-    const creds = grpc.credentials.createInsecure();
     this.rls = new root.envoy.service.ratelimit.v3.RateLimitService(address, creds, options);
     this.health = new root.grpc.health.v1.Health(address, creds, options);
   }
 
-  shouldRateLimit(request: unknown): Promise<WireResponse> {
+  /** One call; `metadata` carries headers such as a traceparent. */
+  shouldRateLimit(
+    request: unknown,
+    metadata: grpc.Metadata = new grpc.Metadata(),
+  ): Promise<WireResponse> {
     return new Promise((resolve, reject) => {
-      this.rls.ShouldRateLimit(request, { deadline: Date.now() + 10_000 }, (err, res) => {
+      this.rls.ShouldRateLimit(request, metadata, { deadline: Date.now() + 10_000 }, (err, res) => {
         if (err !== null) reject(err);
         else resolve(res ?? {});
       });

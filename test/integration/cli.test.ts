@@ -1,6 +1,8 @@
 // The command-line tools, run as the bins: ratelimit-client and ratelimit-config-check.
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { makeCertificates, type Certificates } from '../helpers/certs';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { BIN, ServiceProcess } from '../helpers/service-process';
 
@@ -41,8 +43,9 @@ describe('ratelimit-client', () => {
     runtime.destroy();
   });
 
-  it('sends descriptors and prints the response as JSON', async () => {
+  it('sends descriptors and prints the response as JSON with -json', async () => {
     const result = await run(BIN.client, [
+      '-json',
       '-dial_string',
       `127.0.0.1:${service.ports.grpc}`,
       '-domain',
@@ -63,6 +66,37 @@ describe('ratelimit-client', () => {
         { code: 'OVER_LIMIT', currentLimit: { requestsPerUnit: 1, unit: 'HOUR' } },
       ],
     });
+  });
+
+  it('prints a line per descriptor, honours per-descriptor hits, and -exit_code', async () => {
+    const dial = ['-dial_string', `127.0.0.1:${service.ports.grpc}`, '-domain', 'cli'];
+    const result = await run(BIN.client, [
+      ...dial,
+      '-descriptors',
+      'a=9,b=9;hits_addend=3',
+      '-descriptors',
+      'one=y;hits_addend=0',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^overall: OK\n {2}a=9,b=9;hits_addend=3: OK, 7 of 10 per hour left, resets in \d+s\n {2}one=y;hits_addend=0: OK, 1 of 1 per hour left, resets in \d+s\n$/,
+    );
+    const over = ['-descriptors', 'one=z', '-hits_addend', '2'];
+    expect((await run(BIN.client, [...dial, ...over])).code).toBe(0);
+    const scripted = await run(BIN.client, [...dial, ...over, '-exit_code']);
+    expect(scripted.code).toBe(1);
+    expect(scripted.stdout).toMatch(
+      /^overall: OVER_LIMIT\n {2}one=z: OVER_LIMIT, 0 of 1 per hour left/,
+    );
+  });
+
+  it('refuses a per-descriptor hits_addend that is not a whole number', async () => {
+    const result = await run(BIN.client, ['-domain', 'cli', '-descriptors', 'a=1;hits_addend=-1']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      '-descriptors a=1;hits_addend=-1: hits_addend must be a whole number of at least 0\n',
+    );
   });
 
   it('reports a failed call with its gRPC status and exits 1', async () => {
@@ -87,6 +121,66 @@ describe('ratelimit-client', () => {
   });
 });
 
+describe('ratelimit-client over mutual TLS', () => {
+  const SERVER_NAME = 'ratelimit.test';
+  let certs: Certificates;
+  let runtime: RuntimeDir;
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    certs = makeCertificates(SERVER_NAME);
+    runtime = new RuntimeDir({
+      'c.yaml':
+        'domain: cli\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 5 }\n',
+    });
+    service = await ServiceProcess.start({
+      env: {
+        ...runtime.env(),
+        BACKEND_TYPE: 'memory',
+        GRPC_SERVER_USE_TLS: 'true',
+        GRPC_SERVER_TLS_CERT: certs.serverCert,
+        GRPC_SERVER_TLS_KEY: certs.serverKey,
+        GRPC_CLIENT_TLS_CACERT: certs.caCert,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await service.stop();
+    runtime.destroy();
+    certs.destroy();
+  });
+
+  it('calls with the CA, client certificate and key, and server name given as flags', async () => {
+    const call = [
+      '-dial_string',
+      `127.0.0.1:${service.ports.grpc}`,
+      '-domain',
+      'cli',
+      '-descriptors',
+      'k=v',
+    ];
+    const tls = ['-tls_ca_cert', certs.caCert, '-tls_server_name', SERVER_NAME];
+    const identity = ['-tls_client_cert', certs.clientCert, '-tls_client_key', certs.clientKey];
+    const ok = await run(BIN.client, [...call, ...tls, ...identity, '-timeout', '5']);
+    expect(ok.stderr).toBe('');
+    expect(ok.stdout).toMatch(/^overall: OK\n {2}k=v: OK, 4 of 5 per hour left/);
+    const anonymous = await run(BIN.client, [...call, ...tls, '-timeout', '5']);
+    expect(anonymous.code).toBe(1);
+    expect(anonymous.stderr).toMatch(/^request error: UNAVAILABLE: /);
+    const halfIdentity = await run(BIN.client, [
+      ...call,
+      ...tls,
+      '-tls_client_cert',
+      certs.clientCert,
+    ]);
+    expect(halfIdentity.code).toBe(2);
+    expect(halfIdentity.stderr).toBe(
+      '-tls_client_cert and -tls_client_key go together: give both or neither\n',
+    );
+  });
+});
+
 describe('ratelimit-config-check', () => {
   it('prints the domains of a valid directory and exits 0', async () => {
     const result = await run(BIN.configCheck, ['-config_dir', path.join(FIXTURES, 'good')]);
@@ -102,8 +196,8 @@ describe('ratelimit-config-check', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      `error: ${dir}/typo.yaml: config error, unknown key 'ratelimit' (line 4, column 5)\n` +
-        `error: ${dir}/unit.yaml: invalid rate limit unit 'decade' (line 4, column 17)\n` +
+      `configuration refused: ${dir}/typo.yaml: config error, unknown key 'ratelimit' (line 4, column 5, at descriptors[0].ratelimit)\n` +
+        `configuration refused: ${dir}/unit.yaml: invalid rate limit unit 'decade' (line 4, column 17, at descriptors[0].rate_limit)\n` +
         '2 problems found; the configuration would be refused\n',
     );
   });
@@ -113,14 +207,14 @@ describe('ratelimit-config-check', () => {
     const result = await run(BIN.configCheck, ['-config_dir', dir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `error: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17)\n` +
-        `error: ${dir}/top.yaml: duplicate domain 'top' in config file\n` +
+      `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+        `configuration refused: ${dir}/top.yaml: duplicate domain 'top' in config file\n` +
         '2 problems found; the configuration would be refused\n',
     );
     const ignoring = await run(BIN.configCheck, ['-config_dir', dir, '-ignore_dot_files']);
     expect(ignoring.code).toBe(1);
     expect(ignoring.stderr).toBe(
-      `error: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17)\n` +
+      `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
         '1 problem found; the configuration would be refused\n',
     );
   });
@@ -136,10 +230,28 @@ describe('ratelimit-config-check', () => {
     expect(merged.code).toBe(0);
   });
 
-  it('needs -config_dir', async () => {
+  it('checks one file with -config_file, printing its problem as the service logs it', async () => {
+    const file = path.join(FIXTURES, 'bad', 'unit.yaml');
+    const result = await run(BIN.configCheck, ['-config_file', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `configuration refused: ${file}: invalid rate limit unit 'decade' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+        '1 problem found; the configuration would be refused\n',
+    );
+    const good = path.join(FIXTURES, 'good', readdirSync(path.join(FIXTURES, 'good'))[0] ?? '');
+    const ok = await run(BIN.configCheck, ['-config_file', good]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      new RegExp(`^checked 1 file in ${good}: all rate limit configs ok\n`),
+    );
+  });
+
+  it('needs -config_dir or -config_file, not both', async () => {
     const result = await run(BIN.configCheck, []);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^-config_dir is required\n/);
+    expect(result.stderr).toMatch(/^give -config_dir or -config_file \(one of them\)\n/);
+    const both = await run(BIN.configCheck, ['-config_dir', FIXTURES, '-config_file', 'x.yaml']);
+    expect(both.code).toBe(2);
   });
 
   it('reports a missing directory', async () => {

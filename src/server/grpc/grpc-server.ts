@@ -3,17 +3,20 @@
 // decision on the memory backend (docs/performance.md has the profile), and the service needs
 // only unary calls and one server stream, so this folder speaks the gRPC protocol itself:
 // router.ts checks and dispatches calls, rls-method.ts and health-service.ts serve them,
-// sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing.
+// sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing; tls/
+// serves it over TLS when GRPC_SERVER_USE_TLS is set.
 import http2 from 'node:http2';
 import type { RateLimitEngine } from '../../engine';
 import type { Logger } from '../../lib/logger';
 import type { GrpcListenerSettings } from '../../settings';
 import type { StatsStore } from '../../stats';
+import type { RequestTracer } from '../../tracing';
 import type { HealthState } from '../health';
 import { GrpcHealthService, HEALTH_CHECK, HEALTH_WATCH } from './health-service';
 import { SHOULD_RATE_LIMIT, shouldRateLimitMethod } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { Sessions } from './sessions';
+import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
 
 export interface GrpcServerOptions {
   readonly settings: GrpcListenerSettings;
@@ -21,6 +24,8 @@ export interface GrpcServerOptions {
   readonly health: HealthState;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  /** Server spans per call; undefined while tracing is off. */
+  readonly tracer: RequestTracer | undefined;
 }
 
 /** The listen address as logs and errors name it. */
@@ -35,25 +40,35 @@ function ignore(): void {
 }
 
 export class RateLimitGrpcServer {
-  private readonly server: http2.Http2Server;
+  private readonly server: http2.Http2Server | http2.Http2SecureServer;
+  /** Set when the listener serves TLS: the file watch and the client SAN check. */
+  private readonly secure: SecureGrpcServer | undefined;
   private readonly healthService: GrpcHealthService;
   private readonly sessions: Sessions;
 
   constructor(private readonly options: GrpcServerOptions) {
-    const { engine, health, stats, logger } = options;
+    const { engine, health, stats, logger, tracer } = options;
     this.healthService = new GrpcHealthService({ health, stats, logger });
     this.sessions = new Sessions(options.settings, (session) => {
       this.healthService.endWatchesOf(session);
     });
     const methods = new Map<string, MethodHandler>([
-      [SHOULD_RATE_LIMIT, shouldRateLimitMethod({ engine, stats, logger })],
+      [SHOULD_RATE_LIMIT, shouldRateLimitMethod({ engine, stats, logger, tracer })],
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
     ]);
-    this.server = http2.createServer();
+    const tls = options.settings.tls;
+    this.secure = tls === undefined ? undefined : createSecureGrpcServer(tls, stats, logger);
+    this.server = this.secure?.server ?? http2.createServer();
     this.server.on('stream', routeCalls(methods));
-    this.server.on('session', this.sessions.add);
+    this.server.on('session', (session: http2.ServerHttp2Session) => {
+      if (this.secure?.admits(session) === false) return;
+      this.sessions.add(session);
+    });
     this.server.on('sessionError', ignore);
+    // A TLS handshake that fails (plaintext client, no or wrong client certificate) is the
+    // client's problem, reported to it by the handshake; nothing here to log per attempt.
+    this.server.on('tlsClientError', ignore);
   }
 
   /** Binds the listener; resolves with the bound TCP port (0 for a unix socket). */
@@ -82,6 +97,7 @@ export class RateLimitGrpcServer {
    */
   async shutdown(graceMs: number): Promise<void> {
     this.healthService.close();
+    this.secure?.close();
     await this.sessions.drain(this.server, graceMs);
   }
 }

@@ -2,16 +2,12 @@
 import type http from 'node:http';
 import { describeError } from '../../lib/errors';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { RateLimitEngine } from '../../engine';
-import type { Logger } from '../../lib/logger';
 import type { HealthState } from '../health';
-import { answerJson } from './json-answer';
+import { answerJson, type JsonAnswerDeps } from './json-answer';
 import { withJsonFastPath } from './json-fast-path';
 
-export interface HttpAppOptions {
-  readonly engine: RateLimitEngine;
+export interface HttpAppOptions extends JsonAnswerDeps {
   readonly health: HealthState;
-  readonly logger: Logger;
   /** Largest accepted /json body. */
   readonly maxBodyBytes?: number;
 }
@@ -27,13 +23,14 @@ export function createHttpHandler(options: HttpAppOptions): http.RequestListener
   return withJsonFastPath(createHttpApp(options), {
     engine: options.engine,
     logger: options.logger,
+    tracer: options.tracer,
     maxBodyBytes: options.maxBodyBytes ?? MAX_JSON_BODY_BYTES,
   });
 }
 
 /** The express application: /healthcheck, /json, and error answers. */
 function createHttpApp(options: HttpAppOptions): express.Express {
-  const { engine, health, logger } = options;
+  const { health, logger } = options;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -52,7 +49,7 @@ function createHttpApp(options: HttpAppOptions): express.Express {
   });
   app.post('/json', body, (req: Request, res: Response) => {
     const text = typeof req.body === 'string' ? req.body : '';
-    void answerJson(text, engine, logger).then(({ status, payload }) => {
+    void answerJson(text, req.headers, options).then(({ status, payload }) => {
       res.status(status).json(payload);
     });
   });

@@ -1,8 +1,11 @@
 // One /json call from body text to HTTP status and JSON payload, for both HTTP paths.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimitEngine } from '../../engine';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import type { CallSpan, RequestTracer } from '../../tracing';
 import { toEdgeError } from '../errors';
+import { GrpcStatus } from '../grpc/protocol';
 import { requestFromJson, responseToJson } from '../wire/json';
 
 export interface JsonAnswer {
@@ -10,33 +13,72 @@ export interface JsonAnswer {
   readonly payload: unknown;
 }
 
-/** 200 when every limit holds, 429 when one is exceeded, 4xx/5xx with `{error, message}`. */
+/** The engine and what answers around it, shared by both HTTP paths. */
+export interface JsonAnswerDeps {
+  readonly engine: RateLimitEngine;
+  readonly logger: Logger;
+  /** Server spans; undefined while tracing is off. */
+  readonly tracer: RequestTracer | undefined;
+}
+
+/** Ends the call's span with the answer, and hands the answer on. */
+function ended(span: CallSpan | undefined, answer: JsonAnswer, extra: SpanExtra): JsonAnswer {
+  span?.end({ httpStatus: answer.status, ...extra });
+  return answer;
+}
+
+interface SpanExtra {
+  readonly grpcStatus: string;
+  readonly domain?: string;
+  readonly overallCode?: string;
+  readonly error?: unknown;
+}
+
+function errorAnswer(err: unknown): { answer: JsonAnswer; grpcStatus: string } {
+  const edge = toEdgeError(err);
+  return {
+    answer: { status: edge.httpStatus, payload: { error: edge.code, message: edge.message } },
+    grpcStatus: GrpcStatus[edge.grpcCode],
+  };
+}
+
+/**
+ * 200 when every limit holds, 429 when one is exceeded, 4xx/5xx with `{error, message}`.
+ * `headers` carry the caller's trace context when tracing is on.
+ */
 export function answerJson(
   text: string,
-  engine: RateLimitEngine,
-  logger: Logger,
+  headers: IncomingHttpHeaders,
+  deps: JsonAnswerDeps,
 ): Promise<JsonAnswer> {
+  const { engine, logger, tracer } = deps;
+  const span = tracer?.startCall('http', headers);
   let request;
   try {
     request = requestFromJson(text);
   } catch (err: unknown) {
-    const edge = toEdgeError(err);
-    return Promise.resolve({
-      status: edge.httpStatus,
-      payload: { error: edge.code, message: edge.message },
-    });
+    const { answer, grpcStatus } = errorAnswer(err);
+    return Promise.resolve(ended(span, answer, { grpcStatus, error: err }));
   }
+  const domain = request.domain;
+  const decide = (): ReturnType<RateLimitEngine['shouldRateLimit']> =>
+    engine.shouldRateLimit(request);
   // Never rejects: whatever goes wrong, including in the conversion, becomes an answer.
-  return engine
-    .shouldRateLimit(request)
-    .then((response) => ({
-      status: response.overallCode === 'OVER_LIMIT' ? 429 : 200,
-      payload: responseToJson(response),
-    }))
+  return (span === undefined ? decide() : span.within(decide))
+    .then((response) =>
+      ended(
+        span,
+        {
+          status: response.overallCode === 'OVER_LIMIT' ? 429 : 200,
+          payload: responseToJson(response),
+        },
+        { grpcStatus: 'OK', domain, overallCode: response.overallCode },
+      ),
+    )
     .catch((err: unknown) => {
-      const edge = toEdgeError(err);
-      if (edge.kind !== 'request')
+      const { answer, grpcStatus } = errorAnswer(err);
+      if (toEdgeError(err).kind !== 'request')
         logger.warn('rate limit request failed', { error: describeError(err) });
-      return { status: edge.httpStatus, payload: { error: edge.code, message: edge.message } };
+      return ended(span, answer, { grpcStatus, domain, error: err });
     });
 }

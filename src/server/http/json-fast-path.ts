@@ -3,13 +3,9 @@
 // itself; anything unusual (chunked, compressed, another charset, too large) still goes
 // through express, so behaviour at the edges stays in one place.
 import type http from 'node:http';
-import type { RateLimitEngine } from '../../engine';
-import type { Logger } from '../../lib/logger';
-import { answerJson } from './json-answer';
+import { answerJson, type JsonAnswerDeps } from './json-answer';
 
-export interface JsonFastPathOptions {
-  readonly engine: RateLimitEngine;
-  readonly logger: Logger;
+export interface JsonFastPathOptions extends JsonAnswerDeps {
   /** Largest body taken here; larger ones go to express, which answers 413. */
   readonly maxBodyBytes: number;
 }
@@ -43,7 +39,7 @@ export function withJsonFastPath(
         chunks.length === 1
           ? (chunks[0]?.toString('utf8') ?? '')
           : Buffer.concat(chunks).toString('utf8');
-      void answerJson(text, options.engine, options.logger).then(({ status, payload }) => {
+      void answerJson(text, req.headers, options).then(({ status, payload }) => {
         const body = JSON.stringify(payload);
         res.writeHead(status, {
           'content-type': 'application/json; charset=utf-8',

@@ -45,22 +45,22 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'key-not-string.yaml',
       'KEY_NOT_STRING',
-      /^key-not-string\.yaml: config error, key is not of type string: 1 \(line 4, column 5\)$/,
+      /^key-not-string\.yaml: config error, key is not of type string: 1 \(line 4, column 5, at descriptors\[0\]\.1\)$/,
     ],
     [
       'unknown-key.yaml',
       'UNKNOWN_KEY',
-      /^unknown-key\.yaml: config error, unknown key 'ratelimit' \(line 4, column 5\)$/,
+      /^unknown-key\.yaml: config error, unknown key 'ratelimit' \(line 4, column 5, at descriptors\[0\]\.ratelimit\)$/,
     ],
     [
       'list-not-maps.yaml',
       'LIST_NOT_MAPS',
-      /^list-not-maps\.yaml: config error, yaml file contains list of type other than map: "just a string" \(line 4, column 5\)$/,
+      /^list-not-maps\.yaml: config error, yaml file contains list of type other than map: "just a string" \(line 4, column 5, at descriptors\[1\]\)$/,
     ],
     [
       'bad-value-text.yaml',
       'BAD_VALUE',
-      /^bad-value-text\.yaml: config error, 'requests_per_unit' must be a whole number from 0 to 4294967295, got "ten" \(line 6, column 26\)$/,
+      /^bad-value-text\.yaml: config error, 'requests_per_unit' must be a whole number from 0 to 4294967295, got "ten" \(line 6, column 26, at descriptors\[0\]\.rate_limit\.requests_per_unit\)$/,
     ],
     [
       'bad-value-negative.yaml',
@@ -75,12 +75,12 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'bad-value-bool.yaml',
       'BAD_VALUE',
-      /^bad-value-bool\.yaml: config error, 'shadow_mode' must be true or false, got "maybe" \(line 4, column 18\)$/,
+      /^bad-value-bool\.yaml: config error, 'shadow_mode' must be true or false, got "maybe" \(line 4, column 18, at descriptors\[0\]\.shadow_mode\)$/,
     ],
     [
       'bad-value-descriptors-map.yaml',
       'BAD_VALUE',
-      /^bad-value-descriptors-map\.yaml: config error, 'descriptors' must be a list, got a map \(line 5, column 7\)$/,
+      /^bad-value-descriptors-map\.yaml: config error, 'descriptors' must be a list, got a map \(line 5, column 7, at descriptors\[0\]\.descriptors\)$/,
     ],
     [
       'empty-domain.yaml',
@@ -90,42 +90,42 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'empty-key.yaml',
       'EMPTY_KEY',
-      /^empty-key\.yaml: descriptor has empty key \(line 3, column 5\)$/,
+      /^empty-key\.yaml: descriptor has empty key \(line 3, column 5, at descriptors\[0\]\)$/,
     ],
     [
       'duplicate-descriptor.yaml',
       'DUPLICATE_DESCRIPTOR',
-      /^duplicate-descriptor\.yaml: duplicate descriptor composite key 'twice\.a_v' \(line 6, column 5\)$/,
+      /^duplicate-descriptor\.yaml: duplicate descriptor composite key 'twice\.a_v' \(line 6, column 5, at descriptors\[1\]\)$/,
     ],
     [
       'invalid-unit.yaml',
       'INVALID_UNIT',
-      /^invalid-unit\.yaml: invalid rate limit unit 'fortnight' \(line 5, column 7\)$/,
+      /^invalid-unit\.yaml: invalid rate limit unit 'fortnight' \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'missing-unit.yaml',
       'INVALID_UNIT',
-      /^missing-unit\.yaml: invalid rate limit unit '' \(line 5, column 7\)$/,
+      /^missing-unit\.yaml: invalid rate limit unit '' \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'unlimited-with-unit.yaml',
       'UNLIMITED_WITH_UNIT',
-      /^unlimited-with-unit\.yaml: should not specify rate limit unit when unlimited \(line 5, column 7\)$/,
+      /^unlimited-with-unit\.yaml: should not specify rate limit unit when unlimited \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'empty-replaces.yaml',
       'EMPTY_REPLACES',
-      /^empty-replaces\.yaml: should not have an empty replaces entry \(line 5, column 7\)$/,
+      /^empty-replaces\.yaml: should not have an empty replaces entry \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'self-replaces.yaml',
       'SELF_REPLACES',
-      /^self-replaces\.yaml: replaces should not contain name of same descriptor \(line 5, column 7\)$/,
+      /^self-replaces\.yaml: replaces should not contain name of same descriptor \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'share-threshold-without-wildcard.yaml',
       'SHARE_THRESHOLD_WITHOUT_WILDCARD',
-      /^share-threshold-without-wildcard\.yaml: share_threshold can only be used with wildcard values \(containing '\*'\), but found key 'a_exact' \(line 3, column 5\)$/,
+      /^share-threshold-without-wildcard\.yaml: share_threshold can only be used with wildcard values \(containing '\*'\), but found key 'a_exact' \(line 3, column 5, at descriptors\[0\]\)$/,
     ],
   ])('%s', (name, code, message) => {
     const errors = errorsOf([name]);
@@ -147,7 +147,7 @@ describe('each bad file is refused with its code, file name and reason', () => {
     expect(errors.map((e) => [e.code, e.message])).toEqual([
       [
         'DUPLICATE_DESCRIPTOR',
-        "merge-duplicate-key-2.yaml: duplicate descriptor composite key 'merged.a' (line 3, column 5)",
+        "merge-duplicate-key-2.yaml: duplicate descriptor composite key 'merged.a' (line 3, column 5, at descriptors[0])",
       ],
     ]);
   });

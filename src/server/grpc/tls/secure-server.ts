@@ -1,0 +1,87 @@
+// The gRPC listener over TLS: HTTP/2 only, TLS 1.2 at least, mutual TLS and the client SAN check.
+import http2 from 'node:http2';
+import type { TLSSocket } from 'node:tls';
+import type { Logger } from '../../../lib/logger';
+import type { GrpcServerTlsSettings } from '../../../settings';
+import type { StatsStore } from '../../../stats';
+import { STAT } from '../../../stats';
+import { TLS_VERSION_FLOOR } from './credentials';
+import { TlsReloader } from './reloader';
+
+/** The DNS names among a certificate's subject alternative names (`DNS:a, DNS:b, IP Address:…`). */
+export function dnsNames(subjectAltName: string | undefined): string[] {
+  if (subjectAltName === undefined || subjectAltName === '') return [];
+  return subjectAltName
+    .split(', ')
+    .filter((entry) => entry.startsWith('DNS:'))
+    .map((entry) => entry.slice('DNS:'.length).replace(/^"(.*)"$/, '$1'));
+}
+
+export interface SecureGrpcServer {
+  readonly server: http2.Http2SecureServer;
+  /**
+   * False (and the connection is cut, the refusal logged) when GRPC_CLIENT_TLS_SAN is set and
+   * the client certificate does not carry that DNS name. Call it first in the 'session' listener.
+   */
+  admits(session: http2.ServerHttp2Session): boolean;
+  /** Stops watching the files. */
+  close(): void;
+}
+
+/**
+ * The secure HTTP/2 server. The handshake itself refuses a client without a certificate signed
+ * by GRPC_CLIENT_TLS_CACERT when that is set. Node has no hook inside the handshake for the SAN
+ * check, so it runs as the connection is set up, before any call on it is read.
+ */
+export function createSecureGrpcServer(
+  settings: GrpcServerTlsSettings,
+  stats: StatsStore,
+  logger: Logger,
+): SecureGrpcServer {
+  const isMutual = settings.clientCaFile !== undefined;
+  const reloader = new TlsReloader({
+    settings,
+    logger,
+    reloadErrors: stats.counter(STAT.tlsReloadError),
+    reloadSuccesses: stats.counter(STAT.tlsReloadSuccess),
+    apply: (credentials) => {
+      // Only called on a change after start-up, when the server below exists.
+      server.setSecureContext({ ...credentials.context, minVersion: TLS_VERSION_FLOOR });
+    },
+  });
+  const server = http2.createSecureServer({
+    ...reloader.credentials.context,
+    minVersion: TLS_VERSION_FLOOR,
+    allowHTTP1: false,
+    ALPNProtocols: ['h2'],
+    requestCert: isMutual,
+    rejectUnauthorized: isMutual,
+  });
+  // Counted, not logged: a port scanner or a misconfigured proxy would flood the log.
+  const handshakeErrors = stats.counter(STAT.tlsHandshakeError);
+  server.on('tlsClientError', () => {
+    handshakeErrors.inc();
+  });
+  const requiredSan = settings.clientSan;
+  const sanRefusals = stats.counter(STAT.tlsClientSanRefused);
+  return {
+    server,
+    admits: (session) => {
+      if (requiredSan === undefined) return true;
+      const socket = session.socket as TLSSocket;
+      const presented = dnsNames(socket.getPeerCertificate().subjectaltname);
+      if (presented.includes(requiredSan)) return true;
+      sanRefusals.inc();
+      logger.warn('refused a gRPC client whose certificate lacks the required SAN', {
+        required: requiredSan,
+        presented: presented.length === 0 ? '(no DNS names)' : presented.join(','),
+        remote: socket.remoteAddress,
+      });
+      session.destroy();
+      return false;
+    },
+    close: () => {
+      reloader.close();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// The server span of one gRPC call, ended when the stream closes with the status it was sent.
+import type http2 from 'node:http2';
+import type { CallSpan, RequestTracer } from '../../tracing';
+import { GrpcStatus } from './protocol';
+
+/** One traced call; the handler fills in what it learns for the span's attributes. */
+export interface TracedCall {
+  readonly span: CallSpan;
+  domain?: string;
+  overallCode?: string;
+  error?: unknown;
+}
+
+/** The gRPC status name the stream was answered with; CANCELLED when it closed unanswered. */
+function sentStatus(stream: http2.ServerHttp2Stream): string {
+  const raw = stream.sentTrailers?.['grpc-status'] ?? stream.sentHeaders['grpc-status'];
+  if (raw === undefined) return 'CANCELLED';
+  const name: unknown = GrpcStatus[Number(raw)];
+  return typeof name === 'string' ? name : 'UNKNOWN';
+}
+
+/**
+ * Starts the call's span. Every way a call ends (an answer, a refusal while reading, the
+ * client going away) closes the stream, so the span ends there, whatever path answered.
+ */
+export function startTracedCall(
+  tracer: RequestTracer,
+  stream: http2.ServerHttp2Stream,
+  headers: http2.IncomingHttpHeaders,
+): TracedCall {
+  const call: TracedCall = { span: tracer.startCall('grpc', headers) };
+  stream.once('close', () => {
+    const { domain, overallCode, error } = call;
+    call.span.end({
+      grpcStatus: sentStatus(stream),
+      ...(domain === undefined ? {} : { domain }),
+      ...(overallCode === undefined ? {} : { overallCode }),
+      ...(error === undefined ? {} : { error }),
+    });
+  });
+  return call;
+}
