@@ -2,6 +2,7 @@
 // frame, with no decoding and no framework. No gRPC server on Node's http2 can do less per call.
 import http2 from 'node:http2';
 import { loadPackageDefinition } from '../src/lib/proto';
+import { RESPONSE } from './noop-server';
 
 const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
   'envoy.service.ratelimit.v3.RateLimitService'
@@ -9,17 +10,7 @@ const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
 
 /** The no-op grpc-js server's answer, framed once. */
 function constantFrame(): Buffer {
-  const message = rls.ShouldRateLimit.responseSerialize({
-    overallCode: 'OK',
-    statuses: [
-      {
-        code: 'OK',
-        currentLimit: { requestsPerUnit: 1000000, unit: 'MINUTE' },
-        limitRemaining: 999999,
-        durationUntilReset: { seconds: 30 },
-      },
-    ],
-  });
+  const message = rls.ShouldRateLimit.responseSerialize(RESPONSE);
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   message.copy(frame, 5);
