@@ -38,7 +38,14 @@ import {
 import { startDeployments, type Deployment } from './backends';
 import { CURVES, workerScenarios } from './curves';
 import type { MemoryKeysResult } from './memory-keys';
-import { CONFIG, NAMES, SCENARIOS, isDeployed, type Scenario } from './scenarios';
+import {
+  CONFIG,
+  NAMES,
+  SCENARIOS,
+  TOKEN_BUCKET_CONFIG,
+  isDeployed,
+  type Scenario,
+} from './scenarios';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '5');
@@ -73,7 +80,7 @@ function serviceEnv(
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`,
     RUNTIME_ROOT: work,
     RUNTIME_SUBDIRECTORY: '',
-    RUNTIME_APPDIRECTORY: 'config',
+    RUNTIME_APPDIRECTORY: redis?.backendType === 'memcache' ? 'config-memcache' : 'config',
     RUNTIME_WATCH_ROOT: 'false',
     USE_STATSD: 'false',
     STATS_FLUSH_INTERVAL: '1h',
@@ -123,6 +130,13 @@ async function measure(
   otlpPort: number,
 ): Promise<Measurement> {
   const server = await startServer(scenario, redis, work, otlpPort);
+  // A hanging backend is neither measured nor asked for its command count.
+  const paused = scenario.pauseBackend === true ? (redis?.dataPids() ?? []) : [];
+  const signal = (name: NodeJS.Signals): void => {
+    for (const pid of paused) if (pid !== undefined) process.kill(pid, name);
+  };
+  const counted = paused.length > 0 ? undefined : redis;
+  signal('SIGSTOP');
   try {
     const options: LoadOptions = {
       kind: scenario.kind,
@@ -163,9 +177,9 @@ async function measure(
     const supervisor = scenario.workers > 1 ? server.child.pid : undefined;
     const supervisor0 = cpuSeconds(supervisor);
     const backendCpuNow = (): number =>
-      (redis?.dataPids() ?? []).reduce((sum: number, pid) => sum + cpuSeconds(pid), 0);
+      (counted?.dataPids() ?? []).reduce((sum: number, pid) => sum + cpuSeconds(pid), 0);
     const backend0 = backendCpuNow();
-    const commands0 = redis?.commands() ?? 0;
+    const commands0 = counted?.commands() ?? 0;
     const started = Date.now();
     await exited;
     const elapsed = (Date.now() - started) / 1000;
@@ -173,7 +187,7 @@ async function measure(
     const serverCpu =
       pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0) + supervisorCpu;
     const backendCpu = backendCpuNow() - backend0;
-    const commands = (redis?.commands() ?? 0) - commands0;
+    const commands = (counted?.commands() ?? 0) - commands0;
     const result = JSON.parse(loadOutput().trim().split('\n').pop() ?? '{}') as LoadResult;
     const expected = scenario.expect
       .split('|')
@@ -184,14 +198,15 @@ async function measure(
       serverCpu: serverCpu / elapsed,
       supervisorCpu: supervisor === undefined ? undefined : supervisorCpu / elapsed,
       loadCpu: result.cpuSeconds / (result.durationMs / 1000),
-      backendCpu: redis === undefined ? undefined : backendCpu / elapsed,
+      backendCpu: counted === undefined ? undefined : backendCpu / elapsed,
       peakRssMiB: pids.reduce((sum, pid) => sum + peakRssMiB(pid), 0),
       unexpected: result.completed - expected,
       outcomes: result.outcomes,
       redisCommandsPerAnswer:
-        redis?.backendType === 'redis' ? commands / Math.max(1, result.completed) : undefined,
+        counted?.backendType === 'redis' ? commands / Math.max(1, result.completed) : undefined,
     };
   } finally {
+    signal('SIGCONT');
     await stop(server.child);
     for (const pid of server.pids()) {
       try {
@@ -301,8 +316,11 @@ async function main(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist', 'bench', 'load.js')))
     throw new Error('build first: npm run build');
   const work = mkdtempSync(path.join(tmpdir(), 'rl-bench-'));
-  mkdirSync(path.join(work, 'config'));
-  writeFileSync(path.join(work, 'config', 'bench.yaml'), CONFIG);
+  for (const dir of ['config', 'config-memcache']) {
+    mkdirSync(path.join(work, dir));
+    writeFileSync(path.join(work, dir, 'bench.yaml'), CONFIG);
+  }
+  writeFileSync(path.join(work, 'config', 'bench-token-bucket.yaml'), TOKEN_BUCKET_CONFIG);
   const chosen = (s: Scenario): boolean =>
     ONLY === undefined ||
     s.server !== 'service' ||

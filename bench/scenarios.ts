@@ -15,6 +15,19 @@ descriptors:
     rate_limit: { unit: hour, requests_per_unit: 1000000000 }
   - key: blocked
     rate_limit: { unit: hour, requests_per_unit: 1 }
+  - key: sliding
+    rate_limit: { unit: hour, requests_per_unit: 1000000000, algorithm: sliding_window }
+  - key: two
+    rate_limit: { unit: second, requests_per_unit: 1000000000 }
+    rate_limits:
+      - { unit: hour, requests_per_unit: 1000000000 }
+`;
+
+/** memcached cannot run token buckets and refuses a file that has one: only the others get it. */
+export const TOKEN_BUCKET_CONFIG = `domain: bench_tb
+descriptors:
+  - key: bucket
+    rate_limit: { unit: hour, requests_per_unit: 1000000000, algorithm: token_bucket }
 `;
 
 export type Kind = 'grpc' | 'http';
@@ -43,8 +56,13 @@ export interface Scenario {
   readonly ceiling: string | undefined;
   /** The node:http2 constant scenario (the limit) this one is divided by, in the same round. */
   readonly limit: string | undefined;
-  /** For a Redis mode: the single-Redis scenario with the same traffic, compared in-round. */
+  /**
+   * For a Redis mode: the single-Redis scenario with the same traffic; for an algorithm, the
+   * fixed window on the same backend. Compared in-round.
+   */
   readonly baseline?: string;
+  /** SIGSTOP the backend once the service is up, SIGCONT after: it hangs for the whole run. */
+  readonly pauseBackend?: boolean;
 }
 
 /** Whether the scenario counts in a deployment the bench starts (Redis in a mode, memcached). */
@@ -58,9 +76,12 @@ const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
 
 export type Descriptors = [string, string][][];
 
-function request(descriptors: Descriptors): { domain: string; descriptors: unknown[] } {
+function request(
+  descriptors: Descriptors,
+  domain = 'bench',
+): { domain: string; descriptors: unknown[] } {
   return {
-    domain: 'bench',
+    domain,
     descriptors: descriptors.map((entries) => ({
       entries: entries.map(([key, value]) => ({ key, value })),
     })),
@@ -68,9 +89,9 @@ function request(descriptors: Descriptors): { domain: string; descriptors: unkno
 }
 
 /** A gRPC frame (flag, length, message) in base64, or a /json body. */
-export function body(kind: Kind, descriptors: Descriptors): string {
-  if (kind === 'http') return JSON.stringify(request(descriptors));
-  const message = rls.ShouldRateLimit.requestSerialize(request(descriptors));
+export function body(kind: Kind, descriptors: Descriptors, domain?: string): string {
+  if (kind === 'http') return JSON.stringify(request(descriptors, domain));
+  const message = rls.ShouldRateLimit.requestSerialize(request(descriptors, domain));
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   message.copy(frame, 5);
@@ -84,6 +105,9 @@ export const three = (kind: Kind): string[] => [
 export const distinct = (kind: Kind): string[] =>
   Array.from({ length: 10_000 }, (_, i) => body(kind, [[['user', `u${i}`]]]));
 export const blocked = (kind: Kind): string[] => [body(kind, [[['blocked', 'x']]])];
+const sliding = (kind: Kind): string[] => [body(kind, [[['sliding', 'a']]])];
+const bucket = (kind: Kind): string[] => [body(kind, [[['bucket', 'a']]], 'bench_tb')];
+const two = (kind: Kind): string[] => [body(kind, [[['two', 'a']]])];
 
 export const CEILING_64 = 'ceiling: no-op grpc-js';
 export const CEILING_16 = 'ceiling: no-op grpc-js @16';
@@ -106,6 +130,23 @@ export function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'b
   };
 }
 
+/** Beyond the reference: each compared in-round with the fixed window on the same backend. */
+function algorithmRows(backend: 'redis' | 'memory'): Scenario[] {
+  const rows = [
+    ['sliding_window', sliding],
+    ['token_bucket', bucket],
+    ['two limits on one descriptor', two],
+  ] as const;
+  return rows.map(([label, bodies]) =>
+    scenario({
+      name: `${backend}, ${label}`,
+      backend,
+      bodies,
+      baseline: `${backend}, 1 descriptor`,
+    }),
+  );
+}
+
 /** A ceiling: the same load against a server that does no rate limiting at all. */
 function ceiling(name: string, server: 'noop' | 'h2limit', concurrency: number): Scenario {
   return scenario({
@@ -126,6 +167,20 @@ export const SCENARIOS: readonly Scenario[] = [
   ceiling(LIMIT_16, 'h2limit', 16),
   scenario({ name: 'redis, 1 descriptor', bodies: one }),
   scenario({ name: 'redis, 1 descriptor @16', concurrency: 16, bodies: one }),
+  ...algorithmRows('redis'),
+  // Redis hangs (SIGSTOP) and the breaker is open: every answer is the service's own.
+  scenario({
+    name: 'redis, breaker open (allow), redis hanging',
+    bodies: one,
+    pauseBackend: true,
+    baseline: 'redis, 1 descriptor',
+    env: {
+      REDIS_TIMEOUT: '20ms',
+      BACKEND_FAILURE_THRESHOLD: '1',
+      BACKEND_FAILURE_COOLDOWN: '1h',
+      BACKEND_FAILURE_MODE: 'allow',
+    },
+  }),
   scenario({ name: 'redis, 3 descriptors', bodies: three }),
   scenario({ name: 'redis, 10,000 distinct keys', bodies: distinct }),
   // Redis modes: compared with the single-Redis row of the same traffic, round by round.
@@ -190,6 +245,7 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ name: 'memcached, 10,000 distinct keys', backend: 'memcache', bodies: distinct }),
   scenario({ name: 'memory, 1 descriptor', backend: 'memory', bodies: one }),
   scenario({ name: 'memory, 1 descriptor @16', backend: 'memory', concurrency: 16, bodies: one }),
+  ...algorithmRows('memory'),
   // Tracing off is the row above; these send spans to an OTLP/HTTP sink that drops them.
   scenario({
     name: 'memory, 1 descriptor, tracing on, sampling 0',
@@ -217,8 +273,9 @@ export const NAMES = {
   redisOne16: 'redis, 1 descriptor @16',
   memoryOne: 'memory, 1 descriptor',
   memoryOne16: 'memory, 1 descriptor @16',
+  overLimitCached: 'redis, over limit, local cache',
   redisTen: 'redis, 10 descriptors',
   memoryTenThousand: 'memory, 10,000 distinct keys',
   memoryMillion: 'memory, 1,000,000 distinct keys',
-  overLimitCached: 'redis, over limit, local cache',
+  algorithms: ['redis', 'memory'].flatMap((b) => [`${b}, sliding_window`, `${b}, token_bucket`]),
 } as const;

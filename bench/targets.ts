@@ -62,6 +62,21 @@ function issue5(row: Find): Target[] {
   return out;
 }
 
+/** Issue 15: the algorithms beyond the reference against the fixed window, same backend. */
+function issue15(row: Find): Target[] {
+  const out: Target[] = [];
+  for (const name of NAMES.algorithms) {
+    const r = row(name);
+    if (r?.baselineRatio === undefined) continue;
+    out.push({
+      target: `issue 15 #6. ${name}: >= 0.8x the fixed window on the same backend`,
+      measured: `${r.baselineRatio.toFixed(2)}x`,
+      isMet: r.baselineRatio >= 0.8,
+    });
+  }
+  return out;
+}
+
 /** Issue 17: the Redis path near the node:http2 limit, and flat cost curves. */
 function issue17(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] {
   const out: Target[] = [];
@@ -102,5 +117,5 @@ function issue17(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] 
 
 export function targets(rows: readonly Row[], memoryKeys?: MemoryKeysResult): Target[] {
   const row: Find = (name) => rows.find((r) => r.scenario.name === name);
-  return [...issue17(row, memoryKeys), ...issue5(row)];
+  return [...issue17(row, memoryKeys), ...issue5(row), ...issue15(row)];
 }

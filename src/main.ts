@@ -44,8 +44,9 @@ import {
   type StatsSink,
   type StatsStore,
 } from './stats';
-import { createStore, type CounterStore } from './store';
-import { startTracing, tracedStore, type Tracing } from './tracing';
+import { openServiceStore } from './service-store';
+import type { CounterStore } from './store';
+import { startTracing, type Tracing } from './tracing';
 
 /** How long in-flight calls may take to finish after SIGTERM before they are cut. */
 const DRAIN_TIMEOUT_MS = 15_000;
@@ -95,6 +96,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const stats = statistics.store;
   const health = new HealthState({
     requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
+    breakerAffectsHealth:
+      settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection,
     nowMs: () => clock.nowMs(),
   });
   const configStatus = new ConfigStatus(() => clock.nowMs());
@@ -104,19 +107,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   try {
     const tracing = startTracing(settings.tracing, logger);
     parts.tracing = tracing;
-    const opened = await createStore(settings.backend, {
-      clock,
-      logger,
-      stats,
-      reportHealth: (isConnected) => {
-        health.set('backend', isConnected);
-      },
-    });
-    // With tracing off the engine holds the store itself: nothing is added per call.
-    const store = tracing === undefined ? opened : tracedStore(opened, tracing.tracer);
+    const store = await openServiceStore(settings, { clock, logger, stats, health, tracing });
     parts.store = store;
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
-    const provider = options.provider ?? createProvider(settings, stats, logger);
+    const provider = options.provider ?? createProvider(settings, store, { stats, logger });
     parts.provider = provider;
     const following = { engine, health, configStatus, stats, logger };
     await followConfig(provider, settings.config, following);
@@ -214,11 +208,18 @@ function providerFor<K extends keyof SourceOf>(
   return create(source, deps);
 }
 
-function createProvider(settings: Settings, stats: StatsStore, logger: Logger): ConfigProvider {
+/** The configuration source; what it loads is compiled for the store in use. */
+function createProvider(
+  settings: Settings,
+  store: CounterStore,
+  { stats, logger }: { stats: StatsStore; logger: Logger },
+): ConfigProvider {
   const compile = {
     stats,
     mergeDomainConfig: settings.config.mergeDomainConfig,
     sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
+    // Rules the backend cannot count are refused with the file, not failed at request time.
+    backend: { name: settings.backend.type, unsupported: store.unsupported },
   };
   return providerFor(settings.config.source, { compile, stats, logger });
 }

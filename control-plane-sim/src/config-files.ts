@@ -26,23 +26,31 @@ function text(value: unknown): string {
     : '';
 }
 
+const ALGORITHMS = new Set(['FIXED_WINDOW', 'SLIDING_WINDOW', 'TOKEN_BUCKET']);
+
+function limit(r: Obj): Obj {
+  const unit = text(r.unit).toUpperCase();
+  const algorithm = text(r.algorithm).toUpperCase();
+  return {
+    // A unit the protocol cannot carry goes as UNKNOWN; the service refuses it (a NACK to watch).
+    unit: UNITS.has(unit) ? unit : 'UNKNOWN',
+    requestsPerUnit: typeof r.requests_per_unit === 'number' ? r.requests_per_unit : 0,
+    unlimited: r.unlimited === true,
+    name: text(r.name),
+    replaces: Array.isArray(r.replaces)
+      ? r.replaces.map((x: unknown) => ({ name: isObj(x) ? text(x.name) : '' }))
+      : [],
+    // An unknown algorithm goes as the enum's default, fixed_window: the protocol has no other.
+    algorithm: ALGORITHMS.has(algorithm) ? algorithm : 'FIXED_WINDOW',
+    burst: typeof r.burst === 'number' ? r.burst : 0,
+  };
+}
+
 function descriptor(d: unknown): Obj {
   if (!isObj(d)) return {};
   const out: Obj = { key: text(d.key), value: text(d.value) };
-  if (isObj(d.rate_limit)) {
-    const r = d.rate_limit;
-    const unit = text(r.unit).toUpperCase();
-    out.rateLimit = {
-      // A unit the protocol cannot carry goes as UNKNOWN; the service refuses it (a NACK to watch).
-      unit: UNITS.has(unit) ? unit : 'UNKNOWN',
-      requestsPerUnit: typeof r.requests_per_unit === 'number' ? r.requests_per_unit : 0,
-      unlimited: r.unlimited === true,
-      name: text(r.name),
-      replaces: Array.isArray(r.replaces)
-        ? r.replaces.map((x: unknown) => ({ name: isObj(x) ? text(x.name) : '' }))
-        : [],
-    };
-  }
+  if (isObj(d.rate_limit)) out.rateLimit = limit(d.rate_limit);
+  if (Array.isArray(d.rate_limits)) out.rateLimits = d.rate_limits.filter(isObj).map(limit);
   if (Array.isArray(d.descriptors)) out.descriptors = d.descriptors.map(descriptor);
   for (const [yamlKey, protoKey] of [
     ['shadow_mode', 'shadowMode'],

@@ -2,11 +2,17 @@
 import { deepFreeze } from '../lib/freeze';
 import type { RuleStatsFactory } from '../stats';
 import type { ConfigDocument, DescriptorDoc, RateLimitPolicyDoc } from './document';
-import { ConfigError, type SourcePosition } from './errors';
+import { ConfigError, type ConfigErrorCode, type SourcePosition } from './errors';
+import {
+  compileLimits,
+  unlimitedProblem,
+  type BackendCapabilities,
+  type LimitProblem,
+} from './limits';
 import { CompiledSnapshot, type DescriptorNode, type KeyEntry, type Level } from './snapshot';
 import { entrySegment, segmenter, type Segmenter } from './stat-key';
-import type { ConfigSnapshot, MatchedLimit, RateLimitRule } from './types';
-import { parseUnit, type Unit } from './units';
+import type { ConfigSnapshot, MatchedLimit, RateLimitRule, RuleLimit } from './types';
+import { parseUnit } from './units';
 import { wildcardParts } from './wildcard';
 
 export interface CompileOptions {
@@ -15,6 +21,8 @@ export interface CompileOptions {
   readonly mergeDomainConfig: boolean;
   /** SANITIZE_DESCRIPTOR_METRIC_DOTS. */
   readonly sanitizeDots: boolean;
+  /** What the backend in use cannot run; rules needing it are refused. Unchecked when absent. */
+  readonly backend?: BackendCapabilities;
 }
 
 export type CompileResult =
@@ -27,6 +35,19 @@ interface Place {
   readonly level: Level;
   /** The statistics key of the parent, with its trailing dot: `domain.` at the top. */
   readonly parentKey: string;
+}
+
+/** The match of a rule when no runtime value shapes its statistics keys. */
+function defaultMatchOf(rule: RateLimitRule, stats: RuleStatsFactory): MatchedLimit {
+  const ruleStats = stats.forRule(rule.statKey);
+  return Object.freeze({
+    rule,
+    stats: ruleStats,
+    sharedValues: undefined,
+    limitStats: Object.freeze(
+      rule.limits.map((l) => (l.statKey === rule.statKey ? ruleStats : stats.forRule(l.statKey))),
+    ),
+  });
 }
 
 function keyEntryOf(level: Level, key: string): KeyEntry {
@@ -72,42 +93,72 @@ class Compiler {
     this.errors.push(new ConfigError(code, doc.source, reason, position));
   }
 
-  /** The problem of the rate_limit block, or undefined when it has none. */
-  private policyProblem(policy: RateLimitPolicyDoc, unit: Unit | undefined) {
-    if (policy.unlimited && unit !== undefined)
-      return ['UNLIMITED_WITH_UNIT', 'should not specify rate limit unit when unlimited'] as const;
-    if (!policy.unlimited && unit === undefined)
-      return ['INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`] as const;
+  /** `unlimited: true` with a valid unit: refused before anything else, as the reference does. */
+  private unlimitedUnitProblem(
+    policy: RateLimitPolicyDoc,
+    d: DescriptorDoc,
+  ): LimitProblem | undefined {
+    if (!policy.unlimited || policy.unit === undefined || parseUnit(policy.unit) === undefined)
+      return undefined;
+    return {
+      code: 'UNLIMITED_WITH_UNIT',
+      reason: 'should not specify rate limit unit when unlimited',
+      position: policy.position ?? d.position,
+    };
+  }
+
+  /** The problem of the block's replaces list, or of an unlimited block's other keys. */
+  private replacesProblem(policy: RateLimitPolicyDoc, d: DescriptorDoc): LimitProblem | undefined {
+    const say = (code: ConfigErrorCode, reason: string): LimitProblem => ({
+      code,
+      reason,
+      position: policy.position ?? d.position,
+    });
     for (const replaced of policy.replaces) {
-      if (replaced === '')
-        return ['EMPTY_REPLACES', 'should not have an empty replaces entry'] as const;
+      if (replaced === '') return say('EMPTY_REPLACES', 'should not have an empty replaces entry');
       if (replaced === policy.name)
-        return ['SELF_REPLACES', 'replaces should not contain name of same descriptor'] as const;
+        return say('SELF_REPLACES', 'replaces should not contain name of same descriptor');
     }
-    return undefined;
+    return policy.unlimited ? unlimitedProblem(policy, d.rateLimits) : undefined;
+  }
+
+  /** The limits of a limited rule, or the problem that refuses them. */
+  private limitsOf(d: DescriptorDoc, statKey: string): RuleLimit[] | LimitProblem {
+    const policy = d.rateLimit;
+    if (policy?.unlimited === true) return [];
+    const limits = compileLimits(policy, d.rateLimits, statKey, this.options.backend);
+    // A limit without its own position (xDS) is pointed at by its descriptor.
+    if (!Array.isArray(limits)) return { ...limits, position: limits.position ?? d.position };
+    return limits;
   }
 
   private rule(doc: ConfigDocument, d: DescriptorDoc, statKey: string): RateLimitRule | undefined {
     const policy = d.rateLimit;
-    if (policy === undefined) return undefined;
-    const unit = policy.unit === undefined ? undefined : parseUnit(policy.unit);
-    const problem = this.policyProblem(policy, unit);
-    if (problem !== undefined) {
-      // Problems of the rate_limit block point at the block, not at the descriptor.
-      this.fail(doc, problem[0], problem[1], d, policy.position ?? d.position);
+    if (policy === undefined && d.rateLimits.length === 0) return undefined;
+    const early = policy === undefined ? undefined : this.unlimitedUnitProblem(policy, d);
+    const limits = early ?? this.limitsOf(d, statKey);
+    const problem = Array.isArray(limits)
+      ? policy === undefined
+        ? undefined
+        : this.replacesProblem(policy, d)
+      : limits;
+    if (problem !== undefined || !Array.isArray(limits)) {
+      if (problem !== undefined) this.fail(doc, problem.code, problem.reason, d, problem.position);
       return undefined;
     }
+    const first = limits[0];
     return deepFreeze({
       statKey,
-      requestsPerUnit: policy.requestsPerUnit,
-      unit: policy.unlimited ? undefined : unit,
-      isUnlimited: policy.unlimited,
+      requestsPerUnit: first?.requestsPerUnit ?? policy?.requestsPerUnit ?? 0,
+      unit: first?.unit,
+      isUnlimited: policy?.unlimited === true,
       isShadow: d.shadowMode,
       isQuota: d.quotaMode,
       isDetailedMetric: d.detailedMetric,
-      name: policy.name,
-      replaces: [...policy.replaces],
+      name: policy?.name,
+      replaces: [...(policy?.replaces ?? [])],
       metadata: d.metadata === undefined ? undefined : structuredClone(d.metadata),
+      limits,
     });
   }
 
@@ -153,13 +204,7 @@ class Compiler {
       this.load({ doc, level: children, parentKey: `${statKey}.` }, d.descriptors);
     }
     const defaultMatch: MatchedLimit | undefined =
-      rule === undefined
-        ? undefined
-        : Object.freeze({
-            rule,
-            stats: this.options.stats.forRule(statKey),
-            sharedValues: undefined,
-          });
+      rule === undefined ? undefined : defaultMatchOf(rule, this.options.stats);
     return Object.freeze({
       key: d.key,
       value: d.value,

@@ -12,6 +12,10 @@ export interface RateLimitPolicyDoc {
   readonly unlimited: boolean;
   readonly name: string | undefined;
   readonly replaces: readonly string[];
+  /** As written; compile() checks it against ALGORITHMS. Undefined means fixed_window. */
+  readonly algorithm: string | undefined;
+  /** The token bucket's size; undefined means requests_per_unit. */
+  readonly burst: number | undefined;
   readonly position: SourcePosition | undefined;
 }
 
@@ -19,6 +23,8 @@ export interface DescriptorDoc {
   readonly key: string;
   readonly value: string | undefined;
   readonly rateLimit: RateLimitPolicyDoc | undefined;
+  /** Further limits of the same descriptor (`rate_limits`), each with its own unit. */
+  readonly rateLimits: readonly RateLimitPolicyDoc[];
   readonly descriptors: readonly DescriptorDoc[];
   readonly shadowMode: boolean;
   readonly quotaMode: boolean;

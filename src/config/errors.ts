@@ -19,6 +19,11 @@ export const CONFIG_ERROR_CODES = Object.freeze({
   SHARE_THRESHOLD_WITHOUT_WILDCARD: 'share_threshold is set on a value without *',
   DUPLICATE_DOMAIN: 'two files define one domain while MERGE_DOMAIN_CONFIG is false',
   BAD_RESOURCE: 'an xDS resource cannot be decoded',
+  INVALID_ALGORITHM: 'an algorithm is not fixed_window, sliding_window or token_bucket',
+  BAD_LIMIT: 'a limit asks for what its algorithm does not have (burst, a rate of 0)',
+  DUPLICATE_LIMIT_UNIT: 'two limits of one descriptor have the same unit',
+  UNLIMITED_WITH_LIMITS: 'an unlimited rule also has rate_limits',
+  ALGORITHM_UNSUPPORTED: 'the counter backend in use cannot run the algorithm of a rule',
 } as const);
 
 export type ConfigErrorCode = keyof typeof CONFIG_ERROR_CODES;

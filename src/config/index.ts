@@ -10,5 +10,7 @@ export {
   type SourcePosition,
 } from './errors';
 export { UNITS, UNIT_SECONDS, parseUnit, type Unit } from './units';
+export { ALGORITHMS } from './types';
+export type { BackendCapabilities } from './limits';
 export type * from './types';
 export type * from './document';

@@ -58,6 +58,24 @@ export interface SnapshotOptions {
 const SCRATCH_VIAS: Via[] = [];
 const SCRATCH_NODES: DescriptorNode[] = [];
 
+/**
+ * A rule's lines on /rlconfig. A rule the reference could load gets the reference's exact line:
+ * scripts parse it, so nothing is added to it. Other limits get a line each, with the reference's
+ * fields first and their algorithm (and burst) after.
+ */
+function dumpLines(r: RateLimitRule): string[] {
+  const line = (key: string, unit: string, rpu: number): string =>
+    `${key}: unit=${unit} requests_per_unit=${rpu}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}`;
+  const only = r.limits[0];
+  if (r.limits.length === 0 || (r.limits.length === 1 && only?.algorithm === 'fixed_window'))
+    return [line(r.statKey, r.unit ?? 'UNKNOWN', r.requestsPerUnit)];
+  return r.limits.map(
+    (l) =>
+      `${line(l.statKey, l.unit, l.requestsPerUnit)}, algorithm: ${l.algorithm}` +
+      (l.algorithm === 'token_bucket' ? `, burst: ${l.burst}` : ''),
+  );
+}
+
 export class CompiledSnapshot implements ConfigSnapshot {
   readonly domains: readonly string[];
   /** A key or value as it appears in a statistics key. */
@@ -144,9 +162,8 @@ export class CompiledSnapshot implements ConfigSnapshot {
         sharedValues[i] = node.value;
       }
     }
-    if (!this.options.stats.isEnabled) {
-      return sharedValues === undefined ? fallback : { rule, stats: fallback.stats, sharedValues };
-    }
+    if (!this.options.stats.isEnabled)
+      return sharedValues === undefined ? fallback : { ...fallback, sharedValues };
 
     let key = domain;
     if (rule.isDetailedMetric) {
@@ -174,11 +191,30 @@ export class CompiledSnapshot implements ConfigSnapshot {
         key += `.${entrySegment(this.segment, entry.key, value)}`;
       }
       if (key === rule.statKey)
-        return sharedValues === undefined
-          ? fallback
-          : { rule, stats: fallback.stats, sharedValues };
+        return sharedValues === undefined ? fallback : { ...fallback, sharedValues };
     }
-    return { rule, stats: this.options.stats.forRuntimeRule(key, fallback.stats), sharedValues };
+    return this.runtimeMatch(key, fallback, sharedValues);
+  }
+
+  /** The match whose statistics go under the runtime key `key` (and its limits' below it). */
+  private runtimeMatch(
+    key: string,
+    fallback: MatchedLimit,
+    sharedValues: (string | undefined)[] | undefined,
+  ): MatchedLimit {
+    const { rule } = fallback;
+    const factory = this.options.stats;
+    const stats = factory.forRuntimeRule(key, fallback.stats);
+    // An item of rate_limits keeps its unit after the runtime key, as after the rule's.
+    const limitStats = rule.limits.map((limit, i) =>
+      limit.statKey === rule.statKey
+        ? stats
+        : factory.forRuntimeRule(
+            key + limit.statKey.slice(rule.statKey.length),
+            fallback.limitStats[i],
+          ),
+    );
+    return { rule, stats, sharedValues, limitStats };
   }
 
   /** A caller-supplied limit: its own rule, with statistics under the descriptor's key. */
@@ -199,21 +235,27 @@ export class CompiledSnapshot implements ConfigSnapshot {
       name: undefined,
       replaces: [],
       metadata: undefined,
+      // The caller's limit replaces the configured ones and counts as the reference counts it.
+      limits: [
+        {
+          requestsPerUnit: limit.requestsPerUnit,
+          unit: limit.unit,
+          algorithm: 'fixed_window',
+          burst: limit.requestsPerUnit,
+          name: undefined,
+          keySuffix: '',
+          statKey: key,
+        },
+      ],
     };
-    return {
-      rule,
-      stats: this.options.stats.forRuntimeRule(key, undefined),
-      sharedValues: undefined,
-    };
+    const stats = this.options.stats.forRuntimeRule(key, undefined);
+    return { rule, stats, sharedValues: undefined, limitStats: [stats] };
   }
 
   dump(): string {
-    // The reference's exact line: scripts parse it, so nothing is added to it.
     return this.rules()
-      .map(
-        ({ rule: r }) =>
-          `${r.statKey}: unit=${r.unit ?? 'UNKNOWN'} requests_per_unit=${r.requestsPerUnit}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}\n`,
-      )
+      .flatMap(({ rule }) => dumpLines(rule))
+      .map((line) => `${line}\n`)
       .join('');
   }
 

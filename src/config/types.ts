@@ -21,7 +21,28 @@ export interface DescriptorQuery {
   readonly limit: LimitOverride | undefined;
 }
 
-/** A configured rate_limit block, compiled. */
+/** How a limit counts: `fixed_window` is the reference's; the others are opt-in per limit. */
+export const ALGORITHMS = ['fixed_window', 'sliding_window', 'token_bucket'] as const;
+export type Algorithm = (typeof ALGORITHMS)[number];
+
+/** One limit of a rule: its `rate_limit` block, or one item of its `rate_limits` list. */
+export interface RuleLimit {
+  readonly requestsPerUnit: number;
+  readonly unit: Unit;
+  readonly algorithm: Algorithm;
+  /** The token bucket's size in hits: `burst`, else requests_per_unit. */
+  readonly burst: number;
+  readonly name: string | undefined;
+  /**
+   * Appended to the cache key: '' for `rate_limit` (the reference's key), `_<unit>` for an item
+   * of `rate_limits`, so two limits of one descriptor never share a counter.
+   */
+  readonly keySuffix: string;
+  /** The statistics key: the rule's for `rate_limit`, `<rule key>.<unit>` for an item of `rate_limits`. */
+  readonly statKey: string;
+}
+
+/** A configured rate_limit block (and rate_limits list), compiled. */
 export interface RateLimitRule {
   /** The rule's statistics key, e.g. `domain.key1_value1.key2`. */
   readonly statKey: string;
@@ -35,6 +56,12 @@ export interface RateLimitRule {
   readonly name: string | undefined;
   readonly replaces: readonly string[];
   readonly metadata: JsonObject | undefined;
+  /**
+   * Every limit the descriptor is counted against: `rate_limit` first, then `rate_limits` in
+   * file order. Empty for unlimited rules. `requestsPerUnit`, `unit` and `name` above are the
+   * first limit's.
+   */
+  readonly limits: readonly RuleLimit[];
 }
 
 /** The limit that applies to one request descriptor. */
@@ -47,6 +74,8 @@ export interface MatchedLimit {
    * (share_threshold); undefined when no entry shares a threshold.
    */
   readonly sharedValues: readonly (string | undefined)[] | undefined;
+  /** The counters of each of `rule.limits`, in order; the first limit's are `stats`. */
+  readonly limitStats: readonly RuleStats[];
 }
 
 /** One level of a rule's descriptor path; `value` is undefined for a key-only descriptor. */

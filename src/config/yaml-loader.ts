@@ -21,6 +21,10 @@ const VALID_KEYS: ReadonlySet<string> = new Set([
   'value_to_metric',
   'share_threshold',
   'metadata',
+  // Beyond the reference (opt-in; its files never contain them).
+  'rate_limits',
+  'algorithm',
+  'burst',
 ]);
 
 /** Reads one field into a draft; returns the refusal when its value is wrong. */
@@ -92,7 +96,17 @@ const POLICY: Fields<PolicyDraft> = {
     ['unlimited', (r, f, d) => assign(r.bool(f), (v) => (d.unlimited = v))],
     ['name', (r, f, d) => assign(r.string(f), (v) => (d.name = v))],
     ['replaces', (r, f, d) => assign(readReplaces(r, f), (v) => (d.replaces = v))],
+    ['algorithm', (r, f, d) => assign(r.string(f), (v) => (d.algorithm = v))],
+    ['burst', (r, f, d) => assign(r.uint32(f), (v) => (d.burst = v))],
   ]),
+};
+
+/** An item of `rate_limits`: a limit of its own, without `unlimited` or `replaces`. */
+const LIMIT_ITEM: Fields<PolicyDraft> = {
+  where: 'in an item of rate_limits',
+  readers: new Map(
+    [...POLICY.readers].filter(([key]) => key !== 'unlimited' && key !== 'replaces'),
+  ),
 };
 
 /** The names a rule replaces, one map `{ name }` each. */
@@ -103,26 +117,42 @@ function readReplaces(reader: YamlReader, entry: Entry): string[] | ConfigError 
   });
 }
 
-function readPolicy(
+function readLimit(
   reader: YamlReader,
-  entry: Entry,
-): RateLimitPolicyDoc | undefined | ConfigError {
-  if (entry.node === null) return undefined;
+  node: YamlNode | null,
+  fields: Fields<PolicyDraft>,
+): RateLimitPolicyDoc | ConfigError {
   const draft: PolicyDraft = {
     unit: undefined,
     requestsPerUnit: 0,
     unlimited: false,
     name: undefined,
     replaces: [],
-    position: reader.position(entry.node),
+    algorithm: undefined,
+    burst: undefined,
+    position: reader.position(node),
   };
-  const refusal = readFields(reader, entry.node, POLICY, draft);
+  const refusal = readFields(reader, node, fields, draft);
   if (refusal !== undefined) return refusal;
   return {
     ...draft,
     unit: draft.unit === '' ? undefined : draft.unit,
     name: draft.name === '' ? undefined : draft.name,
+    algorithm: draft.algorithm === '' ? undefined : draft.algorithm,
   };
+}
+
+function readPolicy(
+  reader: YamlReader,
+  entry: Entry,
+): RateLimitPolicyDoc | undefined | ConfigError {
+  if (entry.node === null) return undefined;
+  return readLimit(reader, entry.node, POLICY);
+}
+
+/** `rate_limits`: a list of limits beside (or instead of) `rate_limit`. */
+function readLimits(reader: YamlReader, entry: Entry): RateLimitPolicyDoc[] | ConfigError {
+  return readList(reader, entry, (node) => readLimit(reader, node, LIMIT_ITEM));
 }
 
 /** Metadata: any map, kept as JSON; an empty one counts as none. */
@@ -156,6 +186,7 @@ const DESCRIPTOR: Fields<DescriptorDraft> = {
     ['key', (r, f, d) => assign(r.string(f), (v) => (d.key = v))],
     ['value', (r, f, d) => assign(r.string(f), (v) => (d.value = v))],
     ['rate_limit', (r, f, d) => assign(readPolicy(r, f), (v) => (d.rateLimit = v))],
+    ['rate_limits', (r, f, d) => assign(readLimits(r, f), (v) => (d.rateLimits = v))],
     ['descriptors', (r, f, d) => assign(readDescriptors(r, f), (v) => (d.descriptors = v))],
     ['shadow_mode', flag('shadowMode')],
     ['quota_mode', flag('quotaMode')],
@@ -171,6 +202,7 @@ function readDescriptor(reader: YamlReader, node: YamlNode | null): DescriptorDo
     key: '',
     value: undefined,
     rateLimit: undefined,
+    rateLimits: [],
     descriptors: [],
     shadowMode: false,
     quotaMode: false,

@@ -1,14 +1,15 @@
 // The decision engine: rules → cache keys → counter store → statuses, headers and statistics.
 // A request goes through four steps, each in its own module: plan (plan.ts, one check per
-// limited descriptor, fixed-window.ts), hold back (stop-increment.ts), count (the store batch),
-// respond (respond.ts). Operators' reads (inspect.ts, recent-decisions.ts) sit beside them.
+// limited descriptor: fixed-window.ts, sliding-window.ts, token-bucket.ts, multi-limit.ts), hold
+// back (stop-increment.ts), count (store-batch.ts), respond (respond.ts). Operators' reads
+// (inspect.ts, recent-decisions.ts) sit beside them.
 import type { ConfigSnapshot, DescriptorEntry } from '../config';
 import { BackendError } from '../lib/backend-error';
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
 import type { LimiterSettings } from '../settings';
 import { STAT, type Counter, type StatsStore } from '../stats';
-import type { CounterIncrement, CounterStore } from '../store';
+import type { CounterStore } from '../store';
 import { RequestError } from './errors';
 import { readCounters, type CounterLookup } from './inspect';
 import type { DescriptorPlan } from './limit-check';
@@ -17,6 +18,7 @@ import { planRequest, type PlanEnv } from './plan';
 import type { RecentDecisions } from './recent-decisions';
 import { respond, type RespondEnv } from './respond';
 import { holdBackHits } from './stop-increment';
+import { sendBatch, StoreBatch, type StoreResults } from './store-batch';
 import type { RateLimitRequest, RateLimitResponse } from './types';
 
 export interface EngineDependencies {
@@ -32,8 +34,6 @@ export interface EngineDependencies {
   /** Where over-limit decisions are kept for the debug listener; none when omitted. */
   readonly recentDecisions?: RecentDecisions;
 }
-
-const NO_VALUES: readonly number[] = Object.freeze([]);
 
 /**
  * Answers ShouldRateLimit. Holds the current snapshot; the provider's listener swaps it with
@@ -84,8 +84,7 @@ export class RateLimitEngine {
     domain: string,
     descriptors: readonly (readonly DescriptorEntry[])[],
   ): Promise<CounterLookup> {
-    const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
-    return readCounters(this.snapshot, domain, descriptors, nowSeconds, this.deps);
+    return readCounters(this.snapshot, domain, descriptors, this.deps.clock.nowMs(), this.deps);
   }
 
   /**
@@ -108,18 +107,17 @@ export class RateLimitEngine {
     if (request.descriptors.length === 0) throw new RequestError('NO_DESCRIPTORS');
     const snapshot = this.snapshot;
     if (snapshot === undefined) throw new RequestError('NO_CONFIG');
-    const nowSeconds = Math.floor(this.deps.clock.nowMs() / 1000);
-    const plans = planRequest(request, snapshot, nowSeconds, this.env);
+    const plans = planRequest(request, snapshot, this.deps.clock.nowMs(), this.env);
     if (this.deps.settings.stopCacheKeyIncrementWhenOverlimit)
       await holdBackHits(this.deps.store, plans);
-    const values = await this.count(plans);
-    return respond(request, plans, values, this.env);
+    const results = await this.count(plans);
+    return respond(request, plans, results, this.env);
   }
 
-  /** Sends every check's change to the store in one batch; resolves with the values after. */
-  private count(plans: readonly DescriptorPlan[]): Promise<readonly number[]> {
-    const batch: CounterIncrement[] = [];
-    for (const plan of plans) if (plan.kind === 'check') plan.addTo(batch, this.ttlJitterSeconds);
-    return batch.length === 0 ? Promise.resolve(NO_VALUES) : this.deps.store.increment(batch);
+  /** Sends every check's changes to the store in one batch; resolves with its answers. */
+  private count(plans: readonly DescriptorPlan[]): Promise<StoreResults> {
+    const batch = new StoreBatch(this.ttlJitterSeconds);
+    for (const plan of plans) if (plan.kind === 'check') plan.addTo(batch);
+    return sendBatch(this.deps.store, batch);
   }
 }

@@ -1,167 +1,150 @@
-// The fixed-window decision for one descriptor: its key and window, the store change it asks
-// for, and what the counter after that change means (status and rule statistics).
-import type { DescriptorQuery, MatchedLimit, Unit } from '../config';
+// The fixed-window decision for one limit of a descriptor: its key and window, the store change
+// it asks for, and what the counter after that change means (status and rule statistics).
+import type { DescriptorEntry, MatchedLimit, RuleLimit } from '../config';
 import type { LimiterSettings } from '../settings';
-import type { CounterIncrement, CounterRead } from '../store';
+import type { RuleStats } from '../stats';
+import type { CounterRead } from '../store';
 import { cacheKey } from './cache-key';
+import {
+  addClassified,
+  countedStatus,
+  countRequest,
+  currentLimitOf,
+  overInLocalCache,
+  recordOver,
+} from './check-parts';
 import { classify } from './decide';
-import type { CheckEnv, LimitCheck } from './limit-check';
-import type { CurrentLimit, DescriptorStatus, RequestDescriptor } from './types';
+import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
+import type { StoreBatch, StoreResults } from './store-batch';
+import type { DescriptorStatus } from './types';
 import { windowOf, type Window } from './windows';
 
-/** A counter per window of the rule's unit, keyed in the reference's format. */
+/** A counter per window of the limit's unit, keyed in the reference's format. */
 export class FixedWindowCheck implements LimitCheck {
   readonly kind = 'check';
+  readonly limit: MatchedLimit;
+  readonly hits: number;
   readonly isNegative: boolean;
   readonly isOverInLocalCache: boolean;
+  private readonly input: CheckInput;
+  private readonly rule: RuleLimit;
+  private readonly stats: RuleStats;
   private readonly window: Window;
   private readonly key: string;
   /** Hits sent to the store: the request's, or 0 when held back. */
   private sentHits: number;
   /** Position of this check's change in the store batch, or -1 when it sent none. */
   private batchIndex = -1;
+  private result: DescriptorStatus | undefined;
 
   /** Plans the check and counts the request's hits as total (or total negative) hits. */
-  constructor(
-    readonly limit: MatchedLimit,
-    private readonly unit: Unit,
-    private readonly descriptor: RequestDescriptor,
-    readonly hits: number,
-    private readonly domain: string,
-    nowSeconds: number,
-    env: CheckEnv,
-  ) {
-    this.window = windowOf(unit, nowSeconds, env.settings.useCalendarMonth);
-    this.key = fixedWindowKey(limit, domain, descriptor, this.window, env.settings);
-    this.isNegative = descriptor.isNegativeHits;
-    this.sentHits = hits;
-    if (this.isNegative) {
-      limit.stats.totalNegativeHits.add(hits);
-      this.isOverInLocalCache = false;
-    } else {
-      limit.stats.totalHits.add(hits);
-      this.isOverInLocalCache = env.localCache?.has(this.key) === true;
-    }
+  constructor(input: CheckInput, env: CheckEnv) {
+    const settings = env.settings;
+    this.input = input;
+    this.limit = input.matched;
+    this.rule = input.limit;
+    this.stats = input.stats;
+    this.hits = input.hits;
+    this.window = windowOf(
+      this.rule.unit,
+      Math.floor(input.nowMs / 1000),
+      settings.useCalendarMonth,
+    );
+    this.key = fixedWindowKey(
+      input.matched,
+      this.rule,
+      input.domain,
+      input.descriptor.entries,
+      this.window,
+      settings,
+    );
+    this.isNegative = input.descriptor.isNegativeHits;
+    this.sentHits = input.hits;
+    countRequest(this.stats, input.hits, this.isNegative);
+    this.isOverInLocalCache = !this.isNegative && env.localCache?.has(this.key) === true;
   }
 
-  toRead(): CounterRead {
-    return { key: this.key, isPerSecond: this.unit === 'SECOND' };
+  toRead(): readonly CounterRead[] {
+    if (this.isOverInLocalCache) return [];
+    return [{ key: this.key, isPerSecond: this.rule.unit === 'SECOND' }];
   }
 
-  wouldExceed(current: number): boolean {
-    return current + this.hits > this.limit.rule.requestsPerUnit;
+  exceeding(current: readonly number[]): readonly boolean[] {
+    if (this.isOverInLocalCache) return [true];
+    return [(current[0] ?? 0) + this.hits > this.rule.requestsPerUnit];
   }
 
-  holdBack(): void {
-    this.sentHits = 0;
+  holdBack(exceeding: readonly boolean[] | undefined): void {
+    if (exceeding?.[0] !== true) this.sentHits = 0;
   }
 
-  addTo(batch: CounterIncrement[], ttlJitterSeconds: () => number): void {
+  addTo(batch: StoreBatch): void {
     if (this.isOverInLocalCache) return;
-    this.batchIndex = batch.length;
-    batch.push({
+    this.batchIndex = batch.increments.length;
+    batch.increments.push({
       key: this.key,
       hits: this.sentHits,
-      ttlSeconds: this.window.expirySeconds + ttlJitterSeconds(),
-      isPerSecond: this.unit === 'SECOND',
+      ttlSeconds: this.window.expirySeconds + batch.ttlJitterSeconds(),
+      isPerSecond: this.rule.unit === 'SECOND',
       isNegative: this.isNegative,
     });
   }
 
-  status(values: readonly number[], env: CheckEnv): DescriptorStatus {
-    const rule = this.limit.rule;
-    const currentLimit = {
-      requestsPerUnit: rule.requestsPerUnit,
-      unit: this.unit,
-      name: rule.name,
-    };
-    if (this.isOverInLocalCache) return this.overInLocalCache(currentLimit, env);
-    const after = values[this.batchIndex] ?? 0;
+  status(results: StoreResults, env: CheckEnv): DescriptorStatus {
+    this.result = this.decide(results, env);
+    return this.result;
+  }
+
+  reports(): readonly LimitReport[] {
+    return this.result === undefined ? [] : [{ limit: this.rule, status: this.result }];
+  }
+
+  private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
+    const reset = this.window.resetSeconds;
+    if (this.isOverInLocalCache) {
+      recordOver(env, this.input, 0, true);
+      return overInLocalCache(this.limit, this.stats, this.rule, this.hits, reset);
+    }
+    const after = results.increments[this.batchIndex] ?? 0;
+    const max = this.rule.requestsPerUnit;
     if (this.isNegative) {
       // A refund never fails a request and has no over-limit side effects.
       return {
         code: 'OK',
-        currentLimit,
-        limitRemaining: Math.max(0, rule.requestsPerUnit - after),
-        durationUntilResetSeconds: this.window.resetSeconds,
+        currentLimit: currentLimitOf(this.rule),
+        limitRemaining: Math.max(0, max - after),
+        durationUntilResetSeconds: reset,
       };
     }
-    return this.counted(after, currentLimit, env);
-  }
-
-  private overInLocalCache(currentLimit: CurrentLimit, env: CheckEnv): DescriptorStatus {
-    const { isShadow } = this.limit.rule;
-    const stats = this.limit.stats;
-    stats.overLimit.add(this.hits);
-    stats.overLimitWithLocalCache.add(this.hits);
-    if (isShadow) stats.shadowMode.add(this.hits);
-    this.record(env, 0, true);
-    return {
-      code: isShadow ? 'OK' : 'OVER_LIMIT',
-      currentLimit,
-      limitRemaining: 0,
-      durationUntilResetSeconds: this.window.resetSeconds,
-    };
-  }
-
-  /** Near/over/within split of the hits; an over-limit key goes into the local cache. */
-  private counted(after: number, currentLimit: CurrentLimit, env: CheckEnv): DescriptorStatus {
-    const rule = this.limit.rule;
-    const stats = this.limit.stats;
-    const reset = this.window.resetSeconds;
     // Held-back hits (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT) split near/over as if they had
     // landed on the unchanged value, as the reference's statistics do.
     const c = classify(
-      rule.requestsPerUnit,
+      max,
       after - this.hits,
       after,
       this.hits,
       env.settings.nearLimitRatio,
-      rule.isShadow,
+      this.limit.rule.isShadow,
     );
-    if (c.nearLimitHits > 0) stats.nearLimit.add(c.nearLimitHits);
-    if (c.overLimitHits > 0) stats.overLimit.add(c.overLimitHits);
-    if (c.withinLimitHits > 0) stats.withinLimit.add(c.withinLimitHits);
-    if (c.shadowHits > 0) stats.shadowMode.add(c.shadowHits);
-    if (c.isOverLimit) {
-      env.localCache?.add(this.key, reset);
-      this.record(env, c.limitRemaining, false);
-    }
-    return {
-      code: c.isOverLimit && !rule.isShadow ? 'OVER_LIMIT' : 'OK',
-      currentLimit,
-      limitRemaining: c.limitRemaining,
-      durationUntilResetSeconds: reset,
-    };
-  }
-
-  /** Keeps this over-limit decision for the debug listener, when it keeps any. */
-  private record(env: CheckEnv, remaining: number, isFromLocalCache: boolean): void {
-    env.recentDecisions?.record({
-      domain: this.domain,
-      entries: this.descriptor.entries,
-      limit: this.limit,
-      hits: this.hits,
-      remaining,
-      isShadow: this.limit.rule.isShadow || env.settings.globalShadowMode,
-      isFromLocalCache,
-    });
+    addClassified(this.stats, c);
+    if (c.isOverLimit) recordOver(env, this.input, c.limitRemaining, false);
+    // A store's Infinity is an answer, not a count (an open circuit breaker's deny): never cached.
+    if (c.isOverLimit && Number.isFinite(after)) env.localCache?.add(this.key, reset);
+    return countedStatus(this.limit, this.rule, c.isOverLimit, c.limitRemaining, reset);
   }
 }
 
 /** The key of the counter a descriptor feeds under a fixed-window limit in `window`. */
 export function fixedWindowKey(
-  limit: MatchedLimit,
+  matched: MatchedLimit,
+  limit: RuleLimit,
   domain: string,
-  descriptor: DescriptorQuery,
+  entries: readonly DescriptorEntry[],
   window: Window,
   settings: LimiterSettings,
 ): string {
-  return cacheKey(
-    settings.cacheKeyPrefix,
-    domain,
-    descriptor.entries,
-    limit.sharedValues,
-    window.startSeconds,
+  return (
+    cacheKey(settings.cacheKeyPrefix, domain, entries, matched.sharedValues, window.startSeconds) +
+    limit.keySuffix
   );
 }

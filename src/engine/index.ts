@@ -7,11 +7,13 @@ export { windowOf } from './windows';
 export { cacheKey } from './cache-key';
 export * from './types';
 export {
+  describeLimit,
   limitsOf,
   type Algorithm,
   type CounterLookup,
   type CounterReading,
   type DescriptorReading,
   type LimitDescription,
+  type SlidingReading,
 } from './inspect';
 export { RecentDecisions, type RecentDecision } from './recent-decisions';

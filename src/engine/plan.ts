@@ -1,10 +1,13 @@
 // The plan step: which limit applies to each descriptor of a request, and how it is counted.
-import type { ConfigSnapshot, MatchedLimit } from '../config';
+import type { Algorithm, ConfigSnapshot, MatchedLimit, RuleLimit } from '../config';
 import { MAX_UINT32 } from '../lib/uint32';
 import { STAT, type StatsStore } from '../stats';
 import { FixedWindowCheck } from './fixed-window';
-import type { CheckEnv, DescriptorPlan, NotCounted } from './limit-check';
-import type { RateLimitRequest, RequestDescriptor } from './types';
+import type { CheckEnv, CheckInput, DescriptorPlan, LimitCheck, NotCounted } from './limit-check';
+import { MultiLimitCheck } from './multi-limit';
+import { SlidingWindowCheck } from './sliding-window';
+import { TokenBucketCheck } from './token-bucket';
+import type { RateLimitRequest } from './types';
 
 /** What planning reads besides the request; one object for the engine's lifetime. */
 export interface PlanEnv extends CheckEnv {
@@ -31,14 +34,27 @@ const UNLIMITED: NotCounted = Object.freeze({
   }),
 });
 
+/** One line per algorithm: the check that counts a limit its way. */
+const CHECKS: {
+  readonly [A in Algorithm]: new (input: CheckInput, env: CheckEnv) => LimitCheck;
+} = {
+  fixed_window: FixedWindowCheck,
+  sliding_window: SlidingWindowCheck,
+  token_bucket: TokenBucketCheck,
+};
+
+/** The matches of a request and the names its rules replace. */
+interface Matches {
+  readonly limits: (MatchedLimit | undefined)[];
+  readonly replaced: ReadonlySet<string> | undefined;
+}
+
 /**
  * The limit of each descriptor, undefined where none applies. A limited rule named in the
- * `replaces` of any rule the request matched applies to no descriptor.
+ * `replaces` of any rule the request matched applies to no descriptor; so does a limit of
+ * rate_limits so named, the descriptor's other limits still applying.
  */
-function matchLimits(
-  request: RateLimitRequest,
-  snapshot: ConfigSnapshot,
-): (MatchedLimit | undefined)[] {
+function matchLimits(request: RateLimitRequest, snapshot: ConfigSnapshot): Matches {
   const descriptors = request.descriptors;
   const limits = new Array<MatchedLimit | undefined>(descriptors.length);
   let replaced: Set<string> | undefined;
@@ -50,48 +66,68 @@ function matchLimits(
     if (limit !== undefined)
       for (const name of limit.rule.replaces) (replaced ??= new Set()).add(name);
   }
-  if (replaced === undefined) return limits;
+  if (replaced === undefined) return { limits, replaced };
   for (let i = 0; i < limits.length; i++) {
     const rule = limits[i]?.rule;
     if (rule?.name !== undefined && !rule.isUnlimited && replaced.has(rule.name))
       limits[i] = undefined;
   }
-  return limits;
+  return { limits, replaced };
+}
+
+/** The limits a descriptor is counted against: the rule's, less those replaced by name. */
+function countedLimits(
+  matched: MatchedLimit,
+  replaced: ReadonlySet<string> | undefined,
+): readonly RuleLimit[] {
+  const limits = matched.rule.limits;
+  if (replaced === undefined) return limits;
+  return limits.filter((l) => l.name === undefined || !replaced.has(l.name));
 }
 
 /** One descriptor's plan; counts the hits of an unlimited rule, which never reach the store. */
 function planDescriptor(
-  descriptor: RequestDescriptor,
-  limit: MatchedLimit | undefined,
-  hits: number,
-  domain: string,
-  nowSeconds: number,
+  input: Omit<CheckInput, 'limit' | 'stats' | 'matched'>,
+  matched: MatchedLimit | undefined,
+  replaced: ReadonlySet<string> | undefined,
   env: PlanEnv,
 ): DescriptorPlan {
-  if (limit === undefined) return NO_LIMIT;
-  if (limit.rule.isUnlimited) {
-    limit.stats.totalHits.add(hits);
-    limit.stats.withinLimit.add(hits);
+  if (matched === undefined) return NO_LIMIT;
+  if (matched.rule.isUnlimited) {
+    matched.stats.totalHits.add(input.hits);
+    matched.stats.withinLimit.add(input.hits);
     return UNLIMITED;
   }
-  // compile() gives every limited rule a unit.
-  const unit = limit.rule.unit;
-  if (unit === undefined) return NO_LIMIT;
-  return new FixedWindowCheck(limit, unit, descriptor, hits, domain, nowSeconds, env);
+  const all = matched.rule.limits;
+  const only = all[0];
+  if (all.length === 1 && only !== undefined && replaced === undefined) {
+    // The common case, without the lists below.
+    return new CHECKS[only.algorithm](
+      { ...input, matched, limit: only, stats: matched.stats },
+      env,
+    );
+  }
+  const limits = countedLimits(matched, replaced);
+  const checks = limits.map((limit) => {
+    const stats = matched.limitStats[matched.rule.limits.indexOf(limit)] ?? matched.stats;
+    return new CHECKS[limit.algorithm]({ ...input, matched, limit, stats }, env);
+  });
+  if (checks.length === 1 && checks[0] !== undefined) return checks[0];
+  return checks.length === 0 ? NO_LIMIT : new MultiLimitCheck(checks);
 }
 
 /** Every descriptor's plan, in request order. */
 export function planRequest(
   request: RateLimitRequest,
   snapshot: ConfigSnapshot,
-  nowSeconds: number,
+  nowMs: number,
   env: PlanEnv,
 ): DescriptorPlan[] {
   const descriptors = request.descriptors;
   if (!snapshot.hasDomain(request.domain)) {
     env.stats.runtimeCounter(STAT.domainNotFound(request.domain)).add(descriptors.length);
   }
-  const limits = matchLimits(request, snapshot);
+  const { limits, replaced } = matchLimits(request, snapshot);
   const requestHits = Math.max(1, request.hitsAddend);
   const plans = new Array<DescriptorPlan>(descriptors.length);
   for (let i = 0; i < descriptors.length; i++) {
@@ -100,11 +136,14 @@ export function planRequest(
       descriptor === undefined
         ? NO_LIMIT
         : planDescriptor(
-            descriptor,
+            {
+              descriptor,
+              hits: descriptor.hitsAddend ?? requestHits,
+              domain: request.domain,
+              nowMs,
+            },
             limits[i],
-            descriptor.hitsAddend ?? requestHits,
-            request.domain,
-            nowSeconds,
+            replaced,
             env,
           );
   }

@@ -1,5 +1,5 @@
 // The last over-limit decisions, kept for the debug listener: a fixed ring, one write a refusal.
-import type { DescriptorEntry, MatchedLimit } from '../config';
+import type { DescriptorEntry, MatchedLimit, RuleLimit } from '../config';
 import type { Clock } from '../lib/clock';
 
 /** One descriptor found over its limit. */
@@ -9,8 +9,10 @@ export interface RecentDecision {
   readonly atMs: number;
   readonly domain: string;
   readonly entries: readonly DescriptorEntry[];
-  /** The rule and limit it was over; formatted only when someone reads the ring. */
+  /** The rule it was over; formatted only when someone reads the ring. */
   readonly limit: MatchedLimit;
+  /** Which of the rule's limits refused it (a rule may have several). */
+  readonly ruleLimit: RuleLimit;
   readonly hits: number;
   readonly remaining: number;
   /** Let through all the same: the rule is in shadow mode, or SHADOW_MODE is on. */

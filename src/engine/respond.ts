@@ -3,9 +3,17 @@ import type { JsonObject } from '../config';
 import type { LimiterSettings } from '../settings';
 import type { Counter } from '../stats';
 import { requestHeaders, responseHeaders } from './headers';
+import { ietfHeaders } from './ietf-headers';
 import type { CheckEnv, DescriptorPlan } from './limit-check';
 import { dynamicMetadata } from './metadata';
-import type { Code, DescriptorStatus, RateLimitRequest, RateLimitResponse } from './types';
+import type { StoreResults } from './store-batch';
+import type {
+  Code,
+  DescriptorStatus,
+  HeaderValue,
+  RateLimitRequest,
+  RateLimitResponse,
+} from './types';
 
 /** What answering reads besides the request; one object for the engine's lifetime. */
 export interface RespondEnv extends CheckEnv {
@@ -82,11 +90,49 @@ function passedMetadata(
   return out;
 }
 
-/** Every descriptor's status once the store answered with `values`, then the response. */
+const NO_HEADERS: readonly HeaderValue[] = Object.freeze([]);
+
+/** The headers the settings ask for, in the format they ask for. */
+function headersOf(
+  plans: readonly DescriptorPlan[],
+  statuses: readonly DescriptorStatus[],
+  settings: LimiterSettings,
+): { response: readonly HeaderValue[]; request: readonly HeaderValue[] } {
+  const { responseHeaders: response, requestHeaders: request } = settings;
+  if (settings.headersFormat === 'ietf') {
+    if (!response.enabled && !request.enabled) return { response: NO_HEADERS, request: NO_HEADERS };
+    const fields = ietfHeaders(plans.flatMap((p) => (p.kind === 'check' ? p.reports() : [])));
+    return {
+      response: response.enabled ? fields : NO_HEADERS,
+      request: request.enabled ? fields : NO_HEADERS,
+    };
+  }
+  const closest =
+    response.enabled || request.enabled ? closestStatus(plans, statuses, settings) : undefined;
+  // Per-unit headers see every limit of a descriptor with several.
+  const perUnit = response.perUnit ? limitStatuses(plans, statuses) : statuses;
+  return {
+    response: responseHeaders(settings, closest, perUnit),
+    request: requestHeaders(settings, closest),
+  };
+}
+
+/** Each limit's status: a descriptor's own, or each of its limits' when it has several. */
+function limitStatuses(
+  plans: readonly DescriptorPlan[],
+  statuses: readonly DescriptorStatus[],
+): DescriptorStatus[] {
+  return plans.flatMap((plan, i) => {
+    if (plan.kind !== 'check') return statuses[i] === undefined ? [] : [statuses[i]];
+    return plan.reports().map((r) => r.status);
+  });
+}
+
+/** Every descriptor's status once the store answered with `results`, then the response. */
 export function respond(
   request: RateLimitRequest,
   plans: readonly DescriptorPlan[],
-  values: readonly number[],
+  results: StoreResults,
   env: RespondEnv,
 ): RateLimitResponse {
   const settings = env.settings;
@@ -94,20 +140,19 @@ export function respond(
   for (let i = 0; i < plans.length; i++) {
     const plan = plans[i];
     if (plan !== undefined)
-      statuses[i] = plan.kind === 'check' ? plan.status(values, env) : plan.status;
+      statuses[i] = plan.kind === 'check' ? plan.status(results, env) : plan.status;
   }
   let code = overallCode(plans, statuses, settings);
   if (code === 'OVER_LIMIT' && settings.globalShadowMode) {
     code = 'OK';
     env.globalShadowMode.inc();
   }
-  const hasHeaders = settings.responseHeaders.enabled || settings.requestHeaders.enabled;
-  const closest = hasHeaders ? closestStatus(plans, statuses, settings) : undefined;
+  const headers = headersOf(plans, statuses, settings);
   return {
     overallCode: code,
     statuses,
-    responseHeadersToAdd: responseHeaders(settings, closest, statuses),
-    requestHeadersToAdd: requestHeaders(settings, closest),
+    responseHeadersToAdd: headers.response,
+    requestHeadersToAdd: headers.request,
     dynamicMetadata: settings.responseDynamicMetadata
       ? dynamicMetadata(request, passedMetadata(plans, statuses))
       : undefined,

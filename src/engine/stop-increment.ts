@@ -3,9 +3,10 @@ import type { CounterStore } from '../store';
 import type { DescriptorPlan, LimitCheck } from './limit-check';
 
 /**
- * When a key of the request is over in the local cache, or would go over its limit with these
- * hits, the other keys are not counted: only those that would go over still get the hits, so
- * a request refused by one limit does not use up the others. Refunds are never held back.
+ * When a limit of the request is over in the local cache, or would go over with these hits,
+ * the other limits are not counted: only those that would go over still get the hits, so a
+ * request refused by one limit does not use up the others (a descriptor's other limits
+ * included). Refunds are never held back.
  */
 export async function holdBackHits(
   store: CounterStore,
@@ -14,18 +15,25 @@ export async function holdBackHits(
   const counted: LimitCheck[] = [];
   let isAnyOver = false;
   for (const plan of plans) {
-    if (plan.kind !== 'check') continue;
+    if (plan.kind !== 'check' || plan.isNegative) continue;
     if (plan.isOverInLocalCache) isAnyOver = true;
-    else if (!plan.isNegative) counted.push(plan);
+    counted.push(plan);
   }
   if (counted.length === 0) return;
-  let exceeding: readonly boolean[] | undefined;
+  let flags: (readonly boolean[])[] | undefined;
   if (!isAnyOver) {
-    const current = await store.read(counted.map((check) => check.toRead()));
-    exceeding = counted.map((check, j) => check.wouldExceed(current[j] ?? 0));
-    if (!exceeding.includes(true)) return;
+    const reads = counted.map((check) => check.toRead());
+    const current = await store.read(reads.flat());
+    let at = 0;
+    flags = counted.map((check, j) => {
+      const count = reads[j]?.length ?? 0;
+      const slice = current.slice(at, at + count);
+      at += count;
+      return check.exceeding(slice);
+    });
+    if (!flags.some((f) => f.includes(true))) return;
   }
   counted.forEach((check, j) => {
-    if (exceeding?.[j] !== true) check.holdBack();
+    check.holdBack(flags?.[j]);
   });
 }

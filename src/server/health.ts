@@ -1,4 +1,5 @@
-// Overall health from its components: backend connection, configuration, termination signal.
+// Overall health from its components: backend connection, configuration, termination signal,
+// and (when so configured) the backend instances' circuit breakers.
 
 export type HealthComponent = 'backend' | 'config' | 'sigterm';
 
@@ -10,11 +11,19 @@ export interface ComponentHealth {
   readonly sinceMs: number;
 }
 
+/** One backend instance's circuit breaker (BACKEND_FAILURE_*) and when it last changed. */
+export interface BreakerHealth {
+  readonly instance: string;
+  readonly state: string;
+  readonly sinceMs: number;
+}
+
 /** Overall health and each component, for the debug listener's /health. */
 export interface HealthReport {
   readonly isHealthy: boolean;
   readonly sinceMs: number;
   readonly components: readonly ComponentHealth[];
+  readonly breakers: readonly BreakerHealth[];
 }
 
 /**
@@ -23,13 +32,22 @@ export interface HealthReport {
  */
 export class HealthState {
   private readonly components = new Map<HealthComponent, ComponentHealth>();
+  /** Each backend instance's circuit breaker state (BACKEND_FAILURE_*), by instance. */
+  private readonly breakers = new Map<string, BreakerHealth>();
+  private readonly isBreakerHealth: boolean;
   private readonly listeners: ((isHealthy: boolean) => void)[] = [];
   private lastHealthy: boolean;
   private lastChangeMs: number;
   private readonly nowMs: () => number;
 
-  constructor(options: { readonly requireConfig: boolean; readonly nowMs?: () => number }) {
+  constructor(options: {
+    readonly requireConfig: boolean;
+    readonly nowMs?: () => number;
+    /** A breaker that is not closed makes the service unhealthy (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION). */
+    readonly breakerAffectsHealth?: boolean;
+  }) {
     this.nowMs = options.nowMs ?? Date.now;
+    this.isBreakerHealth = options.breakerAffectsHealth ?? false;
     const start = this.nowMs();
     const add = (name: HealthComponent, isHealthy: boolean): void => {
       this.components.set(name, { name, isHealthy, sinceMs: start });
@@ -43,6 +61,8 @@ export class HealthState {
 
   isHealthy(): boolean {
     for (const component of this.components.values()) if (!component.isHealthy) return false;
+    if (this.isBreakerHealth)
+      for (const breaker of this.breakers.values()) if (breaker.state !== 'closed') return false;
     return true;
   }
 
@@ -52,6 +72,18 @@ export class HealthState {
     if (before === undefined || before.isHealthy === isHealthy) return;
     const nowMs = this.nowMs();
     this.components.set(name, { name, isHealthy, sinceMs: nowMs });
+    this.changed(nowMs);
+  }
+
+  /** Records a backend instance's breaker state; it counts for health only when configured so. */
+  setBreaker(instance: string, state: string): void {
+    if (this.breakers.get(instance)?.state === state) return;
+    const nowMs = this.nowMs();
+    this.breakers.set(instance, { instance, state, sinceMs: nowMs });
+    this.changed(nowMs);
+  }
+
+  private changed(nowMs: number): void {
     const now = this.isHealthy();
     if (now === this.lastHealthy) return;
     this.lastHealthy = now;
@@ -59,17 +91,25 @@ export class HealthState {
     for (const listener of this.listeners) listener(now);
   }
 
-  /** Each component's state, for logs and the debug listener's /healthcheck/components. */
-  describe(): Readonly<Record<string, boolean>> {
-    return Object.fromEntries([...this.components].map(([name, c]) => [name, c.isHealthy]));
+  /**
+   * Each component's state, and each breaker's as `breaker.<instance>`, for logs and the debug
+   * listener's /healthcheck/components.
+   */
+  describe(): Readonly<Record<string, boolean | string>> {
+    const out: Record<string, boolean | string> = Object.fromEntries(
+      [...this.components].map(([name, c]) => [name, c.isHealthy]),
+    );
+    for (const [instance, breaker] of this.breakers) out[`breaker.${instance}`] = breaker.state;
+    return out;
   }
 
-  /** Overall health and each component with the time it last changed. */
+  /** Overall health, each component and each breaker with the time it last changed. */
   report(): HealthReport {
     return {
       isHealthy: this.lastHealthy,
       sinceMs: this.lastChangeMs,
       components: [...this.components.values()],
+      breakers: [...this.breakers.values()],
     };
   }
 

@@ -1,6 +1,7 @@
 // Limiter section: how decisions are made (near-limit ratio, keys, modes, local cache, headers).
 import { deepFreeze } from '../lib/freeze';
-import { bool, float, int, str } from './fields';
+import type { SettingsProblem } from './errors';
+import { bool, float, int, oneOf, str } from './fields';
 import { group, type Values } from './section';
 import type { LimiterSettings } from './types';
 
@@ -23,9 +24,20 @@ export const LIMITER = group('', {
   LIMIT_REQUEST_LIMIT_HEADER: str('RateLimit-Limit'),
   LIMIT_REQUEST_REMAINING_HEADER: str('RateLimit-Remaining'),
   LIMIT_REQUEST_RESET_HEADER: str('RateLimit-Reset'),
+  LIMIT_RESPONSE_HEADERS_FORMAT: oneOf('legacy', ['legacy', 'ietf']),
 });
 
-export function limiterSettings(l: Values<typeof LIMITER>): LimiterSettings {
+export function limiterSettings(
+  l: Values<typeof LIMITER>,
+  problems: SettingsProblem[],
+): LimiterSettings {
+  if (l.LIMIT_RESPONSE_HEADERS_FORMAT === 'ietf' && l.LIMIT_PER_UNIT_HEADERS_ENABLED) {
+    problems.push({
+      setting: 'LIMIT_PER_UNIT_HEADERS_ENABLED',
+      message:
+        'has no meaning with LIMIT_RESPONSE_HEADERS_FORMAT=ietf, whose RateLimit field lists every limit; set it to false',
+    });
+  }
   return deepFreeze({
     expirationJitterMaxSeconds: l.EXPIRATION_JITTER_MAX_SECONDS,
     localCacheSizeBytes: l.LOCAL_CACHE_SIZE_IN_BYTES,
@@ -36,6 +48,7 @@ export function limiterSettings(l: Values<typeof LIMITER>): LimiterSettings {
     globalShadowMode: l.SHADOW_MODE,
     globalQuotaMode: l.QUOTA_MODE,
     responseDynamicMetadata: l.RESPONSE_DYNAMIC_METADATA,
+    headersFormat: l.LIMIT_RESPONSE_HEADERS_FORMAT,
     responseHeaders: {
       enabled: l.LIMIT_RESPONSE_HEADERS_ENABLED,
       limit: l.LIMIT_LIMIT_HEADER,

@@ -1,6 +1,7 @@
 // Reads process.env (or a given map) once into frozen, typed Settings, listing every problem found.
 import { deepFreeze } from '../lib/freeze';
 import { backendSettings } from './backend';
+import { breakerSettings } from './breaker';
 import { configSettings } from './config';
 import { readSchema, type Environment } from './environment';
 import { SettingsError } from './errors';
@@ -33,7 +34,8 @@ export function loadSettings(env: Environment = process.env): Settings {
       problems,
     ),
     backend: backendSettings(raw, problems),
-    limiter: limiterSettings(raw.limiter),
+    limiter: limiterSettings(raw.limiter, problems),
+    breaker: breakerSettings(raw.breaker, problems),
     tracing: tracingSettings(raw.tracing),
   };
   if (problems.length > 0) throw new SettingsError(problems);

@@ -1,5 +1,6 @@
 // Every setting the service reads, each named once in its section; SPEC.md is the reference.
 import { BACKEND } from './backend';
+import { BREAKER } from './breaker';
 import { CONFIG } from './config';
 import type { SchemaValues } from './environment';
 import { LIMITER } from './limiter';
@@ -24,6 +25,7 @@ export const SCHEMA = {
   stats: STATS,
   backend: BACKEND,
   limiter: LIMITER,
+  breaker: BREAKER,
   redisCommon: REDIS_COMMON,
   redis: REDIS,
   redisPerSecond: REDIS_PER_SECOND,

@@ -223,8 +223,27 @@ export interface LimiterSettings {
   readonly globalShadowMode: boolean;
   readonly globalQuotaMode: boolean;
   readonly responseDynamicMetadata: boolean;
+  /**
+   * LIMIT_RESPONSE_HEADERS_FORMAT: `legacy` writes the three headers of the closest limit (as the
+   * reference), `ietf` the RateLimit-Policy and RateLimit fields listing every limit.
+   */
+  readonly headersFormat: 'legacy' | 'ietf';
   readonly responseHeaders: HeaderNames & { readonly perUnit: boolean };
   readonly requestHeaders: HeaderNames;
+}
+
+/** What an open circuit breaker answers instead of waiting for its backend instance. */
+export type BreakerMode = 'error' | 'allow' | 'deny' | 'local';
+
+/** BACKEND_FAILURE_*: a circuit breaker per backend instance. */
+export interface BreakerSettings {
+  /** Consecutive failures (errors or timeouts) that open a breaker; 0 turns breakers off. */
+  readonly threshold: number;
+  /** How long a breaker stays open before one call probes the backend. */
+  readonly cooldownMs: number;
+  readonly mode: BreakerMode;
+  /** With `local`: the fraction of each limit this instance may grant while the breaker is open. */
+  readonly localShare: number;
 }
 
 export interface TracingSettings {
@@ -245,5 +264,6 @@ export interface Settings {
   readonly stats: StatsSettings;
   readonly backend: BackendSettings;
   readonly limiter: LimiterSettings;
+  readonly breaker: BreakerSettings;
   readonly tracing: TracingSettings;
 }

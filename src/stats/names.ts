@@ -21,6 +21,11 @@ export const STAT = Object.freeze({
   localCache: (name: string) => `ratelimit.localcache.${name}`,
   /** Connection statistics of a Redis instance: `redis_pool` or `redis_per_second_pool`. */
   redisPool: (pool: string, name: string) => `ratelimit.${pool}.${name}`,
+  /**
+   * A backend instance's circuit breaker (BACKEND_FAILURE_*): `opened`, `probes`,
+   * `answered_<mode>` counters and the `state` gauge (0 closed, 1 open, 2 probing).
+   */
+  breaker: (instance: string, name: string) => `ratelimit.circuit_breaker.${instance}.${name}`,
   /** The memcached store's operations, under the reference's `memcache` scope. */
   memcache: (name: string) => `ratelimit.memcache.${name}`,
   domainNotFound: (domain: string) => `${RULE_SCOPE}.${sanitizeStatName(domain)}.domain_not_found`,

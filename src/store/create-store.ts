@@ -4,7 +4,7 @@ import type { CounterStore } from './counter-store';
 import { MemcachedCounterStore } from './memcached/memcached-store';
 import { MemoryCounterStore } from './memory/memory-store';
 import { openRedisStore } from './redis/open-redis-store';
-import type { StoreDeps } from './store-deps';
+import { guarded, type StoreDeps } from './store-deps';
 
 type BackendSettingsOf = {
   readonly [K in BackendSettings['type']]: Extract<BackendSettings, { type: K }>;
@@ -23,10 +23,15 @@ type StoreOpeners = {
  * (the settings' BackendSettings union makes a missing line a compile error).
  */
 export const STORE_OPENERS: StoreOpeners = {
-  memory: (_settings, deps) => Promise.resolve(new MemoryCounterStore({ clock: deps.clock })),
+  memory: (_settings, deps) =>
+    Promise.resolve(guarded(new MemoryCounterStore({ clock: deps.clock }), 'memory', deps)),
   redis: openRedisStore,
-  memcache: (settings, deps) =>
-    MemcachedCounterStore.open(settings, { logger: deps.logger, stats: deps.stats }),
+  memcache: async (settings, deps) =>
+    guarded(
+      await MemcachedCounterStore.open(settings, { logger: deps.logger, stats: deps.stats }),
+      'memcache',
+      deps,
+    ),
 };
 
 /** Opens the store of `settings.type`; resolves once it is ready for requests. */

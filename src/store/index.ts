@@ -1,10 +1,21 @@
 // Counter backends behind one seam: memory, Redis and memcached, chosen by createStore.
-export type { CounterStore, CounterIncrement, CounterRead, BackendName } from './counter-store';
+export type {
+  CounterStore,
+  CounterIncrement,
+  CounterRead,
+  BackendName,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from './counter-store';
 export { StoreError } from './errors';
 export { MemoryCounterStore } from './memory/memory-store';
 export { RedisCounterStore } from './redis/redis-store';
 export { MemcachedCounterStore } from './memcached/memcached-store';
 export { createStore, STORE_OPENERS } from './create-store';
 export type { StoreDeps } from './store-deps';
+export { breakerGuard, BreakerStore, type InstanceGuard } from './breaker/breaker-store';
+export type { BreakerState } from './breaker/circuit-breaker';
 export type { RedisStoreOptions } from './redis/redis-store';
 export type { AwsIdentity } from './redis/aws-identity';

@@ -2,6 +2,8 @@
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
 import type { StatsStore } from '../stats';
+import type { InstanceGuard } from './breaker/breaker-store';
+import type { CounterStore } from './counter-store';
 
 export interface StoreDeps {
   readonly clock: Clock;
@@ -13,4 +15,15 @@ export interface StoreDeps {
    * (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION); a backend that does not follow it never calls.
    */
   readonly reportHealth: (isConnected: boolean) => void;
+  /**
+   * Puts one backend instance behind its circuit breaker (BACKEND_FAILURE_*); every opener calls
+   * it once per instance it opens (Redis: the main and the per-second one). Absent or the
+   * identity while breakers are off.
+   */
+  readonly guard?: InstanceGuard;
+}
+
+/** `store` behind the breaker `deps` asks for (one instance named `instance`), or as it is. */
+export function guarded(store: CounterStore, instance: string, deps: StoreDeps): CounterStore {
+  return deps.guard === undefined ? store : deps.guard(store, instance);
 }

@@ -1,4 +1,5 @@
-// A CounterStore wrapper that puts a CLIENT span around each round trip to the backend.
+// A CounterStore wrapper that puts a CLIENT span around each round trip to the backend, for
+// every algorithm's calls.
 import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import {
   ATTR_DB_OPERATION_BATCH_SIZE,
@@ -6,7 +7,13 @@ import {
   ATTR_DB_SYSTEM_NAME,
 } from '@opentelemetry/semantic-conventions';
 import { describeError } from '../lib/errors';
-import type { CounterIncrement, CounterRead, CounterStore } from '../store';
+import type {
+  CounterIncrement,
+  CounterRead,
+  CounterStore,
+  SlidingWindowChange,
+  TokenBucketChange,
+} from '../store';
 
 /** The db.system.name of each backend; the in-process store is no database and has none. */
 const DB_SYSTEM: Readonly<Record<CounterStore['backend'], string | undefined>> = {
@@ -55,9 +62,14 @@ export function tracedStore(store: CounterStore, tracer: Tracer): CounterStore {
   };
   return {
     backend: store.backend,
+    unsupported: store.unsupported,
     increment: (batch: readonly CounterIncrement[]) =>
       around('increment', batch.length, () => store.increment(batch)),
     read: (keys: readonly CounterRead[]) => around('read', keys.length, () => store.read(keys)),
+    slidingWindow: (batch: readonly SlidingWindowChange[]) =>
+      around('sliding_window', batch.length, () => store.slidingWindow(batch)),
+    tokenBucket: (batch: readonly TokenBucketChange[]) =>
+      around('token_bucket', batch.length, () => store.tokenBucket(batch)),
     isConnected: () => store.isConnected(),
     onConnectionChange: (listener) => {
       store.onConnectionChange(listener);

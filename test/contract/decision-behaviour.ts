@@ -6,6 +6,7 @@ import { silentLogger } from '../../src/lib/logger';
 import { StatsStore } from '../../src/stats';
 import { descriptor, engineOf, limiterSettings, snapshotOf } from '../helpers/engine';
 import type { StoreFixture } from '../helpers/stores';
+import { ALGORITHM_SCENARIOS } from './algorithm-scenarios';
 import { SCENARIOS, START_MS } from './decision-scenarios';
 
 export function decisionBehaviour(
@@ -14,66 +15,84 @@ export function decisionBehaviour(
 ): void {
   describe(`decisions on the ${name} backend`, () => {
     let run = 0;
-    it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
-      const clock = new ManualClock(START_MS);
-      const fixture = await make(clock);
-      const prefix = `s${process.pid}_${Date.now()}_${++run}:`;
-      try {
-        const { engine, stats } = engineOf(fixture.store, clock, scenario.config, {
-          CACHE_KEY_PREFIX: prefix,
-          ...scenario.env,
-        });
-        for (const [i, step] of scenario.steps.entries()) {
-          if (step.advanceMs !== undefined) clock.advance(step.advanceMs);
-          const response = await engine.shouldRateLimit({
-            domain: step.domain ?? scenario.domain,
-            descriptors: step.descriptors,
-            hitsAddend: step.hitsAddend ?? 0,
+    it.each([...SCENARIOS, ...ALGORITHM_SCENARIOS].map((s) => [s.name, s] as const))(
+      '%s',
+      async (_name, scenario) => {
+        const clock = new ManualClock(START_MS);
+        const fixture = await make(clock);
+        const prefix = `s${process.pid}_${Date.now()}_${++run}:`;
+        const missing = Object.keys(fixture.store.unsupported).filter((algorithm) =>
+          scenario.config.some((text) => text.includes(algorithm)),
+        );
+        if (missing.length > 0) {
+          // A backend that cannot run an algorithm refuses the configuration, naming the rule.
+          expect(() => engineOf(fixture.store, clock, scenario.config)).toThrow(
+            new RegExp(
+              `uses ${missing[0] ?? ''}, which the ${fixture.store.backend} backend cannot run`,
+            ),
+          );
+          await fixture.close();
+          return;
+        }
+        try {
+          const { engine, stats } = engineOf(fixture.store, clock, scenario.config, {
+            CACHE_KEY_PREFIX: prefix,
+            ...scenario.env,
           });
-          expect({ step: i, overall: response.overallCode, statuses: response.statuses }).toEqual({
-            step: i,
-            overall: step.overall,
-            statuses: step.statuses,
-          });
-          if (step.responseHeaders !== undefined) {
-            expect(response.responseHeadersToAdd.map((h) => [h.key, h.value])).toEqual(
-              step.responseHeaders,
+          for (const [i, step] of scenario.steps.entries()) {
+            if (step.advanceMs !== undefined) clock.advance(step.advanceMs);
+            const response = await engine.shouldRateLimit({
+              domain: step.domain ?? scenario.domain,
+              descriptors: step.descriptors,
+              hitsAddend: step.hitsAddend ?? 0,
+            });
+            expect({ step: i, overall: response.overallCode, statuses: response.statuses }).toEqual(
+              {
+                step: i,
+                overall: step.overall,
+                statuses: step.statuses,
+              },
             );
+            if (step.responseHeaders !== undefined) {
+              expect(response.responseHeadersToAdd.map((h) => [h.key, h.value])).toEqual(
+                step.responseHeaders,
+              );
+            }
+            if (step.requestHeaders !== undefined) {
+              expect(response.requestHeadersToAdd.map((h) => [h.key, h.value])).toEqual(
+                step.requestHeaders,
+              );
+            }
+            if (step.dynamicMetadata !== undefined)
+              expect(response.dynamicMetadata).toEqual(step.dynamicMetadata);
           }
-          if (step.requestHeaders !== undefined) {
-            expect(response.requestHeadersToAdd.map((h) => [h.key, h.value])).toEqual(
-              step.requestHeaders,
-            );
+          const counters = stats.snapshot().counters;
+          for (const [name, value] of Object.entries(scenario.ruleStats ?? {})) {
+            expect({
+              name,
+              value: counters.get(`ratelimit.service.rate_limit.${name}`) ?? 0,
+            }).toEqual({
+              name,
+              value,
+            });
           }
-          if (step.dynamicMetadata !== undefined)
-            expect(response.dynamicMetadata).toEqual(step.dynamicMetadata);
+          for (const [name, value] of Object.entries(scenario.stats ?? {})) {
+            expect({ name, value: counters.get(name) ?? 0 }).toEqual({ name, value });
+          }
+          for (const [template, value] of Object.entries(scenario.keys ?? {})) {
+            const key = template.replace('{p}', prefix);
+            expect({ key, value: await fixture.rawValue(key) }).toEqual({ key, value });
+          }
+          for (const [template, ttl] of Object.entries(scenario.ttls ?? {})) {
+            const key = template.replace('{p}', prefix);
+            const actual = await fixture.ttlSeconds(key);
+            expect({ key, ttl: actual === ttl - 1 ? ttl : actual }).toEqual({ key, ttl });
+          }
+        } finally {
+          await fixture.close();
         }
-        const counters = stats.snapshot().counters;
-        for (const [name, value] of Object.entries(scenario.ruleStats ?? {})) {
-          expect({
-            name,
-            value: counters.get(`ratelimit.service.rate_limit.${name}`) ?? 0,
-          }).toEqual({
-            name,
-            value,
-          });
-        }
-        for (const [name, value] of Object.entries(scenario.stats ?? {})) {
-          expect({ name, value: counters.get(name) ?? 0 }).toEqual({ name, value });
-        }
-        for (const [template, value] of Object.entries(scenario.keys ?? {})) {
-          const key = template.replace('{p}', prefix);
-          expect({ key, value: await fixture.rawValue(key) }).toEqual({ key, value });
-        }
-        for (const [template, ttl] of Object.entries(scenario.ttls ?? {})) {
-          const key = template.replace('{p}', prefix);
-          const actual = await fixture.ttlSeconds(key);
-          expect({ key, ttl: actual === ttl - 1 ? ttl : actual }).toEqual({ key, ttl });
-        }
-      } finally {
-        await fixture.close();
-      }
-    });
+      },
+    );
   });
 
   describe(`key expiry on the ${name} backend`, () => {

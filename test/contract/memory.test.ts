@@ -1,10 +1,12 @@
 // The counter store and decision suites on the memory backend, plus what only memory does.
 // Needs no server, so it runs in the unit project.
 import { memoryFixture } from '../helpers/stores';
+import { algorithmStoreBehaviour } from './algorithm-store-behaviour';
 import { counterStoreBehaviour } from './counter-store-behaviour';
 import { decisionBehaviour } from './decision-behaviour';
 
 counterStoreBehaviour('memory', () => Promise.resolve(memoryFixture()));
+algorithmStoreBehaviour('memory', () => Promise.resolve(memoryFixture()));
 decisionBehaviour('memory', (clock) => Promise.resolve(memoryFixture(clock)));
 
 describe('memory counter store', () => {

@@ -2,6 +2,7 @@
 import {
   compile,
   ConfigError,
+  type BackendCapabilities,
   parseConfigFile,
   type ConfigDocument,
   type ConfigSnapshot,
@@ -23,7 +24,7 @@ import type { CounterStore } from '../../src/store';
 export function snapshotOf(
   files: readonly string[],
   stats: StatsStore,
-  options: { merge?: boolean; sanitizeDots?: boolean } = {},
+  options: { merge?: boolean; sanitizeDots?: boolean; backend?: BackendCapabilities } = {},
 ): ConfigSnapshot {
   const docs: ConfigDocument[] = files.map((text, i) => {
     const parsed = parseConfigFile(`file${i}.yaml`, text);
@@ -34,6 +35,7 @@ export function snapshotOf(
     stats,
     mergeDomainConfig: options.merge ?? false,
     sanitizeDots: options.sanitizeDots ?? false,
+    ...(options.backend === undefined ? {} : { backend: options.backend }),
   });
   if (!result.ok) throw new Error(result.errors.map((e) => e.message).join('\n'));
   return result.snapshot;
@@ -78,7 +80,11 @@ export function engineOf(
     random,
     ...(recentDecisions === undefined ? {} : { recentDecisions }),
   });
-  engine.setSnapshot(snapshotOf(files, stats, { merge: env.MERGE_DOMAIN_CONFIG === 'true' }));
+  // Compiled for this store, as the service compiles: what it cannot run is refused.
+  const backend = { name: store.backend, unsupported: store.unsupported };
+  engine.setSnapshot(
+    snapshotOf(files, stats, { merge: env.MERGE_DOMAIN_CONFIG === 'true', backend }),
+  );
   return { engine, stats, localCache, recentDecisions };
 }
 

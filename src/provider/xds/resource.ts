@@ -26,6 +26,8 @@ interface WirePolicy {
   unlimited?: boolean;
   name?: string;
   replaces?: { name?: string }[];
+  algorithm?: string;
+  burst?: number;
 }
 
 interface WireDescriptor {
@@ -39,6 +41,7 @@ interface WireDescriptor {
   metadata?: StructMessage;
   valueToMetric?: boolean;
   shareThreshold?: boolean;
+  rateLimits?: WirePolicy[];
 }
 
 interface WireConfig {
@@ -49,6 +52,11 @@ interface WireConfig {
 
 function policyOf(policy: WirePolicy | undefined): RateLimitPolicyDoc | undefined {
   if (policy === undefined) return undefined;
+  return limitOf(policy);
+}
+
+/** One limit; the extension's enum names are the file format's words in capitals. */
+function limitOf(policy: WirePolicy): RateLimitPolicyDoc {
   return {
     // The enum's name, as the reference hands it to its loader; UNKNOWN reads as no unit.
     unit: policy.unit === undefined ? 'UNKNOWN' : policy.unit,
@@ -56,6 +64,8 @@ function policyOf(policy: WirePolicy | undefined): RateLimitPolicyDoc | undefine
     unlimited: policy.unlimited ?? false,
     name: policy.name === undefined || policy.name === '' ? undefined : policy.name,
     replaces: (policy.replaces ?? []).map((r) => r.name ?? ''),
+    algorithm: policy.algorithm?.toLowerCase(),
+    burst: policy.burst === undefined || policy.burst === 0 ? undefined : policy.burst,
     position: undefined,
   };
 }
@@ -66,6 +76,7 @@ function descriptorOf(d: WireDescriptor): DescriptorDoc {
     key: d.key ?? '',
     value: d.value === undefined || d.value === '' ? undefined : d.value,
     rateLimit: policyOf(d.rateLimit),
+    rateLimits: (d.rateLimits ?? []).map(limitOf),
     descriptors: (d.descriptors ?? []).map(descriptorOf),
     shadowMode: d.shadowMode ?? false,
     quotaMode: d.quotaMode ?? false,

@@ -84,6 +84,16 @@ function counterJson(counter: CounterReading) {
     windowEnd: isoTime(counter.windowEndSeconds * 1000),
     resetInSeconds: counter.resetSeconds,
     inLocalCache: counter.isInLocalCache,
+    ...(counter.sliding === undefined
+      ? {}
+      : {
+          previousKey: counter.sliding.previousKey,
+          previousCount: counter.sliding.previousCount,
+          estimate: counter.sliding.estimate,
+        }),
+    ...(counter.tatUs === undefined
+      ? {}
+      : { theoreticalArrival: counter.tatUs === 0 ? null : isoTime(counter.tatUs / 1000) }),
   };
 }
 

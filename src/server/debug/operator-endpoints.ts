@@ -1,6 +1,6 @@
 // JSON endpoints for operators and the status page: loaded rules, health with times, and the
 // last over-limit decisions. /counters is in counters-endpoint.ts.
-import { limitsOf, type RecentDecision } from '../../engine';
+import { describeLimit, type RecentDecision } from '../../engine';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import { isoTime, sendError, sendJson, type DebugSources, type Endpoint } from './endpoint';
 import { descriptorText, entriesJson, limitJson, listingJson } from './rule-json';
@@ -29,7 +29,7 @@ function rules(sources: DebugSources): Endpoint {
 function health(sources: DebugSources): Endpoint {
   return {
     path: '/health',
-    help: 'JSON: overall health and each component, with the time it last changed',
+    help: 'JSON: overall health, each component and each backend breaker, with the time it last changed',
     handle: (_req, res) => {
       const report = sources.health.report();
       sendJson(res, report.isHealthy ? 200 : 503, {
@@ -41,6 +41,11 @@ function health(sources: DebugSources): Endpoint {
           name: c.name,
           healthy: c.isHealthy,
           since: isoTime(c.sinceMs),
+        })),
+        breakers: report.breakers.map((b) => ({
+          instance: b.instance,
+          state: b.state,
+          since: isoTime(b.sinceMs),
         })),
       });
     },
@@ -55,8 +60,8 @@ function decisionJson(d: RecentDecision) {
     descriptor: entriesJson(d.entries),
     descriptorText: descriptorText(d.entries),
     rule: d.limit.rule.statKey,
-    // An unlimited rule is never over; the first limit is the one a rule has today.
-    ...(limitsOf(d.limit.rule).map(limitJson)[0] ?? {}),
+    // The limit that refused, of the rule's one or several.
+    ...limitJson(describeLimit(d.ruleLimit)),
     hits: d.hits,
     remaining: d.remaining,
     shadow: d.isShadow,

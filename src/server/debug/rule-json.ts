@@ -7,6 +7,8 @@ export interface LimitJson {
   readonly limit: number;
   readonly unit: string;
   readonly name: string | null;
+  /** Token buckets only. */
+  readonly burst?: number;
 }
 
 export function limitJson(limit: LimitDescription): LimitJson {
@@ -15,6 +17,7 @@ export function limitJson(limit: LimitDescription): LimitJson {
     limit: limit.requestsPerUnit,
     unit: limit.unit,
     name: limit.name ?? null,
+    ...(limit.burst === undefined ? {} : { burst: limit.burst }),
   };
 }
 

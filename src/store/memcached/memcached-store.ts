@@ -4,7 +4,15 @@ import { systemClock, type Clock } from '../../lib/clock';
 import type { Logger } from '../../lib/logger';
 import type { MemcacheBackendSettings } from '../../settings';
 import { STAT, type Counter } from '../../stats';
-import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+import type {
+  CounterIncrement,
+  CounterRead,
+  CounterStore,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from '../counter-store';
 import { StoreError } from '../errors';
 import { MemcachedIoError } from './connection';
 import { unstorableKeyReason } from './key-rules';
@@ -44,8 +52,14 @@ function storeError(err: unknown, server: string | undefined): StoreError {
   return new StoreError('memcache', `${where}${message}`, isTransient, { cause: err });
 }
 
+/** Why memcached cannot count a token bucket; configurations that ask are refused at load. */
+const NO_TOKEN_BUCKET =
+  'memcached has no script or atomic read-modify-write of one key in one round trip, so a ' +
+  'bucket could not be checked and moved without racing the other instances';
+
 export class MemcachedCounterStore implements CounterStore {
   readonly backend = 'memcache' as const;
+  readonly unsupported = Object.freeze({ token_bucket: NO_TOKEN_BUCKET });
   private readonly listeners: ((isConnected: boolean) => void)[] = [];
   private lastConnected = true;
   private inFlight = 0;
@@ -192,6 +206,34 @@ export class MemcachedCounterStore implements CounterStore {
     if (refused !== undefined) return Promise.reject(refused);
     const set = this.serverList.current;
     return this.tracked(Promise.all(batch.map((item) => this.apply(set, item))));
+  }
+
+  /**
+   * The current window's change and the previous window's value, each on its own server, sent
+   * together: the two keys need not live on one server. Rejects with a StoreError.
+   */
+  slidingWindow(batch: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
+    const refused = this.refuseUnstorable(
+      batch.flatMap((item) => [item.current, { key: item.previousKey }]),
+    );
+    if (refused !== undefined) return Promise.reject(refused);
+    const set = this.serverList.current;
+    const one = async (item: SlidingWindowChange): Promise<SlidingWindowCounts> => {
+      const [current, previous] = await Promise.all([
+        this.apply(set, item.current),
+        set.get(item.previousKey).catch((err: unknown) => {
+          throw storeError(err, set.poolFor(item.previousKey)?.address);
+        }),
+      ]);
+      return { current, previous: previous ?? 0 };
+    };
+    return this.tracked(Promise.all(batch.map(one)));
+  }
+
+  /** Never runs: configurations with token buckets are refused for this backend at load. */
+  tokenBucket(batch: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
+    const key = batch[0]?.key ?? '';
+    return Promise.reject(new StoreError('memcache', `${key}: ${NO_TOKEN_BUCKET}`, false));
   }
 
   /** Current values, 0 for missing keys. Rejects with a StoreError. */

@@ -1,6 +1,15 @@
 // In-process counters with expiry: the embedded backend for single hosts, development and tests.
 import type { Clock } from '../../lib/clock';
-import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+import type {
+  CounterIncrement,
+  CounterRead,
+  CounterStore,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from '../counter-store';
+import { tokenBucketStep } from '../token-bucket';
 import { ShardedMap } from './sharded-map';
 
 interface Slot {
@@ -20,6 +29,7 @@ export interface MemoryStoreOptions {
  */
 export class MemoryCounterStore implements CounterStore {
   readonly backend = 'memory' as const;
+  readonly unsupported = Object.freeze({});
   private readonly slots = new ShardedMap<Slot>();
   private readonly sweeper: NodeJS.Timeout;
   /** The background sweep under way: its next slice, and the shard that slice sweeps. */
@@ -66,36 +76,68 @@ export class MemoryCounterStore implements CounterStore {
     return slot;
   }
 
+  /** One counter change at `now`; returns the value after it. */
+  private change(item: CounterIncrement, now: number): number {
+    let slot = this.live(item.key, now);
+    if (item.isNegative) {
+      // As the Redis script does: a refund on a missing key creates nothing.
+      if (slot === undefined) return 0;
+      slot.value = Math.max(0, slot.value - item.hits);
+    } else {
+      if (slot === undefined) {
+        slot = { value: 0, expiresAtMs: 0 };
+        this.slots.set(item.key, slot);
+      }
+      slot.value += item.hits;
+    }
+    slot.expiresAtMs = now + item.ttlSeconds * 1000;
+    return slot.value;
+  }
+
   /** Synchronous core of increment(); the engine's hot path may call it directly. */
   incrementNow(batch: readonly CounterIncrement[]): number[] {
     const now = this.options.clock.nowMs();
     const out = new Array<number>(batch.length);
     for (let i = 0; i < batch.length; i++) {
       const item = batch[i];
-      if (item === undefined) continue;
-      let slot = this.live(item.key, now);
-      if (item.isNegative) {
-        // As the Redis script does: a refund on a missing key creates nothing.
-        if (slot === undefined) {
-          out[i] = 0;
-          continue;
-        }
-        slot.value = Math.max(0, slot.value - item.hits);
-      } else {
-        if (slot === undefined) {
-          slot = { value: 0, expiresAtMs: 0 };
-          this.slots.set(item.key, slot);
-        }
-        slot.value += item.hits;
-      }
-      slot.expiresAtMs = now + item.ttlSeconds * 1000;
-      out[i] = slot.value;
+      if (item !== undefined) out[i] = this.change(item, now);
     }
     return out;
   }
 
+  /** Synchronous core of slidingWindow(). */
+  slidingWindowNow(batch: readonly SlidingWindowChange[]): SlidingWindowCounts[] {
+    const now = this.options.clock.nowMs();
+    return batch.map((item) => ({
+      previous: this.live(item.previousKey, now)?.value ?? 0,
+      current: this.change(item.current, now),
+    }));
+  }
+
+  /** Synchronous core of tokenBucket(): the TAT is the slot's value, kept until the bucket is full. */
+  tokenBucketNow(batch: readonly TokenBucketChange[]): TokenBucketState[] {
+    const now = this.options.clock.nowMs();
+    return batch.map((item) => {
+      const slot = this.live(item.key, now);
+      const step = tokenBucketStep(slot?.value ?? 0, item);
+      if (step.tatUs === 0) this.slots.delete(item.key);
+      else if (step.tatUs !== slot?.value) {
+        this.slots.set(item.key, { value: step.tatUs, expiresAtMs: Math.ceil(step.tatUs / 1000) });
+      }
+      return step;
+    });
+  }
+
   increment(batch: readonly CounterIncrement[]): Promise<number[]> {
     return Promise.resolve(this.incrementNow(batch));
+  }
+
+  slidingWindow(batch: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
+    return Promise.resolve(this.slidingWindowNow(batch));
+  }
+
+  tokenBucket(batch: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
+    return Promise.resolve(this.tokenBucketNow(batch));
   }
 
   read(keys: readonly CounterRead[]): Promise<number[]> {

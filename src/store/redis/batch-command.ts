@@ -25,6 +25,8 @@ export function encodePlain(command: CounterCommand): string {
     case 'get':
       return `*2\r\n$3\r\nGET\r\n${bulk(command.key)}`;
     case 'decrementFloored':
+    case 'tokenBucket':
+    case 'tokenBucketEval':
       throw new Error(`${command.name} is not a plain command`);
   }
 }

@@ -1,5 +1,10 @@
 // The few Redis commands the counters need, as values the batchers can route, pipeline or resend.
+import { createHash } from 'node:crypto';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { TOKEN_BUCKET_LUA } from '../token-bucket';
+
+/** The token bucket script's SHA1, as EVALSHA names it. */
+export const TOKEN_BUCKET_SHA = createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex');
 
 /** Subtracts, floors at 0 and refreshes the expiry in one step; a missing key stays missing. */
 export const DECREMENT_FLOORED = `
@@ -30,7 +35,11 @@ export type CounterCommand =
       readonly hits: number;
       readonly ttlSeconds: number;
     }
-  | { readonly name: 'get'; readonly key: string };
+  | { readonly name: 'get'; readonly key: string }
+  /** The token bucket script by its SHA1 (EVALSHA), with its arguments after the key. */
+  | { readonly name: 'tokenBucket'; readonly key: string; readonly args: readonly string[] }
+  /** The same by its text (EVAL), which also stores it on that server: after NOSCRIPT. */
+  | { readonly name: 'tokenBucketEval'; readonly key: string; readonly args: readonly string[] };
 
 /** Defines the floored decrement script on a new client. */
 export function defineCounterScripts(client: Redis | Cluster): CounterClient {
@@ -57,6 +66,12 @@ export function appendCommand(pipeline: ChainableCommander, command: CounterComm
     case 'get':
       pipeline.get(command.key);
       return;
+    case 'tokenBucket':
+      pipeline.evalsha(TOKEN_BUCKET_SHA, 1, command.key, ...command.args);
+      return;
+    case 'tokenBucketEval':
+      pipeline.eval(TOKEN_BUCKET_LUA, 1, command.key, ...command.args);
+      return;
   }
 }
 
@@ -71,5 +86,9 @@ export function sendCommand(client: CounterClient, command: CounterCommand): Pro
       return client.decrementFloored(command.key, command.hits, command.ttlSeconds);
     case 'get':
       return client.get(command.key);
+    case 'tokenBucket':
+      return client.evalsha(TOKEN_BUCKET_SHA, 1, command.key, ...command.args);
+    case 'tokenBucketEval':
+      return client.eval(TOKEN_BUCKET_LUA, 1, command.key, ...command.args);
   }
 }

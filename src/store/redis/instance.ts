@@ -5,12 +5,19 @@ import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import type { RedisInstanceSettings } from '../../settings';
 import type { Counter, Gauge } from '../../stats';
-import type { CounterIncrement } from '../counter-store';
+import type {
+  CounterIncrement,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from '../counter-store';
+import { SlidingWindowOp, TokenBucketOp } from './algorithm-ops';
 import { StoreError } from '../errors';
 import { defaultAwsIdentity, type AwsIdentity } from './aws-identity';
 import { PipelineBatcher, type Batcher } from './batcher';
 import { ClusterBatcher } from './cluster-batcher';
-import type { CounterClient } from './commands';
+import { sendCommand, type CounterClient, type CounterCommand } from './commands';
 import {
   connectWithBackoff,
   createInstanceClient,
@@ -162,6 +169,20 @@ export class Instance {
   increment(items: readonly CounterIncrement[]): Promise<number[]> {
     return new Promise((resolve, reject) => {
       this.batcher.submit(new IncrementOp(items, resolve, reject));
+    });
+  }
+
+  slidingWindow(items: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
+    return new Promise((resolve, reject) => {
+      this.batcher.submit(new SlidingWindowOp(items, resolve, reject));
+    });
+  }
+
+  tokenBucket(items: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
+    const client = this.handle.client;
+    const sendAlone = (command: CounterCommand): Promise<unknown> => sendCommand(client, command);
+    return new Promise((resolve, reject) => {
+      this.batcher.submit(new TokenBucketOp(items, resolve, reject, sendAlone));
     });
   }
 

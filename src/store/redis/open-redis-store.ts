@@ -2,7 +2,8 @@
 import type { Logger } from '../../lib/logger';
 import type { RedisBackendSettings } from '../../settings';
 import type { CounterStore } from '../counter-store';
-import type { StoreDeps } from '../store-deps';
+import { PerSecondSplitStore } from '../split-store';
+import { guarded, type StoreDeps } from '../store-deps';
 import { RedisCounterStore } from './redis-store';
 
 /** REDIS_POOL_SIZE's default; any other value is worth a notice, as it changes nothing here. */
@@ -32,16 +33,41 @@ function followConnection(store: CounterStore, report: (isConnected: boolean) =>
   store.onConnectionChange(report);
 }
 
+/**
+ * With breakers on and REDIS_PERSECOND set, each instance is opened as its own store behind its
+ * own breaker; otherwise one store serves both, as before.
+ */
+async function openInstances(
+  settings: RedisBackendSettings,
+  deps: StoreDeps,
+): Promise<CounterStore> {
+  // IAM tokens are signed at the service's clock.
+  const open = (s: RedisBackendSettings, isPerSecondOnly = false): Promise<RedisCounterStore> =>
+    RedisCounterStore.open(s, deps.logger, deps.stats, { clock: deps.clock, isPerSecondOnly });
+  const perSecond = settings.perSecond;
+  if (deps.guard === undefined || perSecond === undefined)
+    return guarded(await open(settings), 'redis', deps);
+  const main = await open({ ...settings, perSecond: undefined });
+  let second: RedisCounterStore;
+  try {
+    second = await open({ ...settings, main: perSecond, perSecond: undefined }, true);
+  } catch (err: unknown) {
+    await main.close();
+    throw err;
+  }
+  return new PerSecondSplitStore(
+    guarded(main, 'redis', deps),
+    guarded(second, 'redis_per_second', deps),
+  );
+}
+
 /** Connects (retrying as REDIS_STARTUP_* says); rejects with a StoreError when it gives up. */
 export async function openRedisStore(
   settings: RedisBackendSettings,
   deps: StoreDeps,
 ): Promise<CounterStore> {
   noticeIgnoredPoolSettings(settings, deps.logger);
-  // IAM tokens are signed at the service's clock.
-  const store = await RedisCounterStore.open(settings, deps.logger, deps.stats, {
-    clock: deps.clock,
-  });
+  const store = await openInstances(settings, deps);
   if (settings.healthCheckActiveConnection) followConnection(store, deps.reportHealth);
   return store;
 }

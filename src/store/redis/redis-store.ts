@@ -3,7 +3,16 @@ import type { Clock } from '../../lib/clock';
 import type { Logger } from '../../lib/logger';
 import type { RedisBackendSettings, RedisInstanceSettings } from '../../settings';
 import { STAT, type Counter, type Gauge } from '../../stats';
-import type { CounterIncrement, CounterRead, CounterStore } from '../counter-store';
+import type {
+  CounterIncrement,
+  CounterRead,
+  CounterStore,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from '../counter-store';
+import { StoreError } from '../errors';
 import type { AwsIdentity } from './aws-identity';
 import { Instance, type PoolStats } from './instance';
 
@@ -19,6 +28,11 @@ export interface RedisStoreOptions {
   readonly awsIdentity?: AwsIdentity;
   /** The clock IAM tokens are signed at. */
   readonly clock?: Clock;
+  /**
+   * The settings' main instance is the per-second one opened alone (its statistics are
+   * redis_per_second_pool): REDIS_PERSECOND behind a breaker of its own.
+   */
+  readonly isPerSecondOnly?: boolean;
 }
 
 function poolStats(
@@ -35,6 +49,7 @@ function poolStats(
 
 export class RedisCounterStore implements CounterStore {
   readonly backend = 'redis' as const;
+  readonly unsupported = Object.freeze({});
   private readonly listeners: ((isConnected: boolean) => void)[] = [];
   private lastConnected = false;
 
@@ -64,7 +79,7 @@ export class RedisCounterStore implements CounterStore {
         awsIdentity: options.awsIdentity,
         clock: options.clock,
       });
-    const main = await open(settings.main, false);
+    const main = await open(settings.main, options.isPerSecondOnly === true);
     let perSecond: Instance | undefined;
     try {
       perSecond =
@@ -106,11 +121,26 @@ export class RedisCounterStore implements CounterStore {
     return this.split(keys, (instance, items) => instance.read(items.map((k) => k.key)));
   }
 
+  slidingWindow(batch: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
+    if (this.perSecond === undefined || !batch.some((i) => i.current.isPerSecond)) {
+      return this.main.slidingWindow(batch);
+    }
+    const items = batch.map((change) => ({ change, isPerSecond: change.current.isPerSecond }));
+    return this.split(items, (instance, part) => instance.slidingWindow(part.map((p) => p.change)));
+  }
+
+  tokenBucket(batch: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
+    if (this.perSecond === undefined || !batch.some((i) => i.isPerSecond)) {
+      return this.main.tokenBucket(batch);
+    }
+    return this.split(batch, (instance, items) => instance.tokenBucket(items));
+  }
+
   /** Sends each item to its instance and puts the answers back in the original order. */
-  private async split<T extends { readonly isPerSecond: boolean }>(
+  private async split<T extends { readonly isPerSecond: boolean }, R>(
     items: readonly T[],
-    run: (instance: Instance, items: T[]) => Promise<number[]>,
-  ): Promise<number[]> {
+    run: (instance: Instance, items: T[]) => Promise<R[]>,
+  ): Promise<R[]> {
     const mainItems: T[] = [];
     const secondItems: T[] = [];
     for (const item of items)
@@ -121,11 +151,12 @@ export class RedisCounterStore implements CounterStore {
     ]);
     let m = 0;
     let s = 0;
-    return items.map((item) =>
-      this.instanceFor(item.isPerSecond) === this.main
-        ? (mainValues[m++] ?? 0)
-        : (secondValues[s++] ?? 0),
-    );
+    return items.map((item) => {
+      const value =
+        this.instanceFor(item.isPerSecond) === this.main ? mainValues[m++] : secondValues[s++];
+      if (value === undefined) throw new StoreError('redis', 'an answer is missing', true);
+      return value;
+    });
   }
 
   isConnected(): boolean {

@@ -1,6 +1,7 @@
 // The counter store suite on two real memcached servers (backends project: needs memcached).
 import { MemcachedServer } from '../../helpers/memcached-server';
 import { memcachedFixture } from '../../helpers/stores';
+import { algorithmStoreBehaviour } from '../algorithm-store-behaviour';
 import { counterStoreBehaviour } from '../counter-store-behaviour';
 
 let servers: MemcachedServer[] = [];
@@ -14,3 +15,4 @@ afterAll(async () => {
 });
 
 counterStoreBehaviour('memcached (two servers)', () => memcachedFixture(servers));
+algorithmStoreBehaviour('memcached (two servers)', () => memcachedFixture(servers));

@@ -1,6 +1,7 @@
 // The counter store suite on a real redis-server (backends project: needs redis-server).
 import { RedisServer } from '../../helpers/redis-server';
 import { redisFixture } from '../../helpers/stores';
+import { algorithmStoreBehaviour } from '../algorithm-store-behaviour';
 import { counterStoreBehaviour } from '../counter-store-behaviour';
 
 let redis: RedisServer;
@@ -14,3 +15,4 @@ afterAll(async () => {
 });
 
 counterStoreBehaviour('redis', () => redisFixture(redis));
+algorithmStoreBehaviour('redis', () => redisFixture(redis));

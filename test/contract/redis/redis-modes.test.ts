@@ -1,12 +1,15 @@
 // The counter-store and decision suites against every Redis mode on real servers (backends project):
-// sentinel, cluster (plain and TLS), a TLS-only server, and per-second instances in other modes.
+// sentinel, cluster (plain and TLS), a TLS-only server, and per-second instances in other modes;
+// in a cluster, each algorithm's keys on their slot owners and the token bucket script per node.
 import { makeCertificates, type Certificates } from '../../helpers/certs';
 import { collectCleanups } from '../../helpers/cleanups';
-import { RedisCluster } from '../../helpers/redis-cluster';
+import { TOKEN_BUCKET_SHA } from '../../../src/store/redis/commands';
+import { RedisCluster, type ClusterMember } from '../../helpers/redis-cluster';
 import { RedisServer } from '../../helpers/redis-server';
 import { TlsRedis, tlsEnv } from '../../helpers/redis-tls';
 import { SentinelSet } from '../../helpers/sentinel-set';
 import { openRedisFixture, type StoreFixture } from '../../helpers/stores';
+import { algorithmStoreBehaviour } from '../algorithm-store-behaviour';
 import { counterStoreBehaviour } from '../counter-store-behaviour';
 import { decisionBehaviour } from '../decision-behaviour';
 
@@ -100,6 +103,7 @@ const modes: [string, () => Promise<StoreFixture>][] = [
 
 for (const [name, make] of modes) {
   counterStoreBehaviour(name, make);
+  algorithmStoreBehaviour(name, make);
   decisionBehaviour(name, make);
 }
 
@@ -134,6 +138,93 @@ describe('split instances', () => {
     } finally {
       main.disconnect();
       second.disconnect();
+      await f.close();
+    }
+  });
+});
+
+/** Keys with distinct slot owners, one per master, named from `prefix`. */
+async function keysPerMaster(prefix: string): Promise<Map<ClusterMember, string>> {
+  const byMaster = new Map<ClusterMember, string>();
+  for (let i = 0; i < 200 && byMaster.size < 3; i++) {
+    const key = `${prefix}_${String(i)}`;
+    const { master } = await cluster.ownerOf(key);
+    if (!byMaster.has(master)) byMaster.set(master, key);
+  }
+  expect(byMaster.size).toBe(3);
+  return byMaster;
+}
+
+describe('algorithms in a cluster', () => {
+  const clusterFixture = (): Promise<StoreFixture> =>
+    openRedisFixture('cluster', { REDIS_TYPE: 'cluster', REDIS_URL: cluster.seeds() }, []);
+
+  it("sends a sliding window's two keys to their own slot owners in one call", async () => {
+    const f = await clusterFixture();
+    try {
+      const [previous, current] = [...(await keysPerMaster(`swc_${process.pid}_${Date.now()}`))];
+      if (previous === undefined || current === undefined) throw new Error('two masters needed');
+      await f.store.increment([
+        { key: previous[1], hits: 4, ttlSeconds: 60, isPerSecond: false, isNegative: false },
+      ]);
+      const change = {
+        current: {
+          key: current[1],
+          hits: 3,
+          ttlSeconds: 120,
+          isPerSecond: false,
+          isNegative: false,
+        },
+        previousKey: previous[1],
+      };
+      expect(await f.store.slidingWindow([change])).toEqual([{ previous: 4, current: 3 }]);
+      // Each node answers for its own keys only (any other would say MOVED).
+      expect(await previous[0].node.command('GET', previous[1])).toBe('4');
+      expect(await current[0].node.command('GET', current[1])).toBe('3');
+      expect(Number(await current[0].node.command('TTL', current[1]))).toBeGreaterThan(110);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('runs token buckets on their slot owners, loading the script on each node once', async () => {
+    const f = await clusterFixture();
+    const owners = await keysPerMaster(`tbc_${process.pid}_${Date.now()}`);
+    const step = (key: string) => ({
+      key,
+      hits: 1,
+      nowUs: 1_700_000_000_000_000,
+      emissionUs: 1_000_000,
+      toleranceUs: 5_000_000,
+      isPerSecond: false,
+      isNegative: false,
+    });
+    const calls = async (m: ClusterMember): Promise<string> => {
+      const info = String(await m.node.command('INFO', 'commandstats'));
+      const count = (name: string): string =>
+        new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? '0';
+      return `evalsha=${count('evalsha')} eval=${count('eval')}`;
+    };
+    try {
+      for (const master of owners.keys()) {
+        await master.node.command('SCRIPT', 'FLUSH');
+        await master.node.command('CONFIG', 'RESETSTAT');
+      }
+      const keys = [...owners.values()];
+      const twice = [...keys, ...keys].map(step);
+      expect((await f.store.tokenBucket(twice)).map((s) => s.isAdmitted)).toEqual(
+        twice.map(() => true),
+      );
+      await f.store.tokenBucket(keys.map(step));
+      for (const [master, key] of owners) {
+        expect(await master.node.command('GET', key)).toBe(
+          String(1_700_000_000_000_000 + 3_000_000),
+        );
+        expect(await master.node.command('SCRIPT', 'EXISTS', TOKEN_BUCKET_SHA)).toEqual([1]);
+        // Two refused by NOSCRIPT in the first pipeline, each sent again by EVAL; then EVALSHA.
+        expect(await calls(master)).toBe('evalsha=3 eval=2');
+      }
+    } finally {
       await f.close();
     }
   });

@@ -12,6 +12,9 @@ import { StatsStore } from '../../../src/stats';
 
 const DIR = path.resolve(__dirname, '..', '..', 'fixtures', 'config', 'bad');
 
+/** A backend that cannot run token buckets, as memcached is. */
+const NO_TOKEN_BUCKET = { name: 'memcache', unsupported: { token_bucket: 'no atomic script' } };
+
 /** Parses and compiles fixtures; returns every error, or throws when they load. */
 function errorsOf(names: readonly string[], merge = false): ConfigError[] {
   const errors: ConfigError[] = [];
@@ -25,6 +28,8 @@ function errorsOf(names: readonly string[], merge = false): ConfigError[] {
     stats: new StatsStore(),
     mergeDomainConfig: merge,
     sanitizeDots: false,
+    // Only the fixture about the backend is compiled for one that lacks an algorithm.
+    ...(names.some((n) => n.includes('unsupported')) ? { backend: NO_TOKEN_BUCKET } : {}),
   });
   if (!result.ok) errors.push(...result.errors);
   return errors;
@@ -126,6 +131,36 @@ describe('each bad file is refused with its code, file name and reason', () => {
       'share-threshold-without-wildcard.yaml',
       'SHARE_THRESHOLD_WITHOUT_WILDCARD',
       /^share-threshold-without-wildcard\.yaml: share_threshold can only be used with wildcard values \(containing '\*'\), but found key 'a_exact' \(line 3, column 5, at descriptors\[0\]\)$/,
+    ],
+    [
+      'invalid-algorithm.yaml',
+      'INVALID_ALGORITHM',
+      /^invalid-algorithm\.yaml: invalid rate limit algorithm 'leaky_bucket'; accepted: fixed_window, sliding_window, token_bucket \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
+    ],
+    [
+      'burst-without-token-bucket.yaml',
+      'BAD_LIMIT',
+      /^burst-without-token-bucket\.yaml: burst only applies to algorithm token_bucket \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
+    ],
+    [
+      'token-bucket-zero-rate.yaml',
+      'BAD_LIMIT',
+      /^token-bucket-zero-rate\.yaml: token_bucket needs requests_per_unit of at least 1 /,
+    ],
+    [
+      'duplicate-limit-unit.yaml',
+      'DUPLICATE_LIMIT_UNIT',
+      /^duplicate-limit-unit\.yaml: descriptor 'limits\.a' has two limits of unit second; each limit needs its own unit \(line 10, column 9, at descriptors\[0\]\.rate_limits\[1\]\)$/,
+    ],
+    [
+      'unlimited-with-limits.yaml',
+      'UNLIMITED_WITH_LIMITS',
+      /^unlimited-with-limits\.yaml: an unlimited rule cannot also have rate_limits \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
+    ],
+    [
+      'algorithm-unsupported.yaml',
+      'ALGORITHM_UNSUPPORTED',
+      /^algorithm-unsupported\.yaml: rule 'backend\.a' uses token_bucket, which the memcache backend cannot run: no atomic script \(line 5, column 9, at descriptors\[0\]\.rate_limits\[0\]\)$/,
     ],
   ])('%s', (name, code, message) => {
     const errors = errorsOf([name]);

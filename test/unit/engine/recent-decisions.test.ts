@@ -19,6 +19,7 @@ function decisionFor(seqHint: string): Parameters<RecentDecisions['record']>[0] 
     domain: seqHint,
     entries: [],
     limit: undefined as never,
+    ruleLimit: undefined as never,
     hits: 1,
     remaining: 0,
     isShadow: false,

@@ -38,6 +38,7 @@ it('reports when each component and the whole last changed', () => {
       { name: 'config', isHealthy: true, sinceMs: 2000 },
       { name: 'sigterm', isHealthy: true, sinceMs: 1000 },
     ],
+    breakers: [],
   });
   now = 4000;
   health.set('backend', false);
@@ -45,5 +46,32 @@ it('reports when each component and the whole last changed', () => {
     isHealthy: false,
     sinceMs: 4000,
     components: [{ name: 'backend', isHealthy: false, sinceMs: 4000 }, {}, {}],
+  });
+});
+
+it('reports each breaker with its time, and counts it for health only when configured so', () => {
+  let now = 1000;
+  const plain = new HealthState({ requireConfig: false, nowMs: () => now });
+  const strict = new HealthState({
+    requireConfig: false,
+    nowMs: () => now,
+    breakerAffectsHealth: true,
+  });
+  now = 2000;
+  for (const health of [plain, strict]) health.setBreaker('redis', 'open');
+  expect(plain.isHealthy()).toBe(true);
+  expect(strict.isHealthy()).toBe(false);
+  expect(strict.report()).toMatchObject({
+    isHealthy: false,
+    sinceMs: 2000,
+    breakers: [{ instance: 'redis', state: 'open', sinceMs: 2000 }],
+  });
+  expect(plain.describe()).toMatchObject({ 'breaker.redis': 'open' });
+  now = 3000;
+  strict.setBreaker('redis', 'closed');
+  expect(strict.report()).toMatchObject({
+    isHealthy: true,
+    sinceMs: 3000,
+    breakers: [{ instance: 'redis', state: 'closed', sinceMs: 3000 }],
   });
 });

@@ -309,6 +309,12 @@ describe('the service definitions', () => {
       ['metadata', 8],
       ['value_to_metric', 1000],
       ['share_threshold', 1001],
+      ['rate_limits', 1002],
+    ]);
+    const policy = ours.lookupType('ratelimit.config.ratelimit.v3.RateLimitPolicy');
+    expect(policy.fieldsArray.filter((f) => f.id >= 1000).map((f) => [f.name, f.id])).toEqual([
+      ['algorithm', 1000],
+      ['burst', 1001],
     ]);
   });
 });

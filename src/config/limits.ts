@@ -1,0 +1,149 @@
+// The limits of one rule: its rate_limit block and its rate_limits list, checked and compiled.
+import type { RateLimitPolicyDoc } from './document';
+import type { ConfigErrorCode, SourcePosition } from './errors';
+import { ALGORITHMS, type Algorithm, type RuleLimit } from './types';
+import { parseUnit, UNIT_SECONDS, type Unit } from './units';
+
+/** What the counter backend in use cannot run, and why; compile() refuses rules that need it. */
+export interface BackendCapabilities {
+  /** The backend's name as BACKEND_TYPE spells it, for the refusal. */
+  readonly name: string;
+  readonly unsupported: Readonly<Partial<Record<Algorithm, string>>>;
+}
+
+/** One refusal of a limit, pointing at the block or item it is in. */
+export interface LimitProblem {
+  readonly code: ConfigErrorCode;
+  readonly reason: string;
+  readonly position: SourcePosition | undefined;
+}
+
+const BY_NAME = new Map<string, Algorithm>(ALGORITHMS.map((a) => [a, a]));
+
+function problem(code: ConfigErrorCode, reason: string, policy: RateLimitPolicyDoc): LimitProblem {
+  return { code, reason, position: policy.position };
+}
+
+/** The algorithm named, refused when unknown or when the backend cannot run it. */
+function algorithmOf(
+  policy: RateLimitPolicyDoc,
+  statKey: string,
+  backend: BackendCapabilities | undefined,
+): Algorithm | LimitProblem {
+  const written = policy.algorithm ?? 'fixed_window';
+  const algorithm = BY_NAME.get(written.toLowerCase());
+  if (algorithm === undefined) {
+    return problem(
+      'INVALID_ALGORITHM',
+      `invalid rate limit algorithm '${written}'; accepted: ${ALGORITHMS.join(', ')}`,
+      policy,
+    );
+  }
+  const why = backend?.unsupported[algorithm];
+  if (why !== undefined && backend !== undefined) {
+    return problem(
+      'ALGORITHM_UNSUPPORTED',
+      `rule '${statKey}' uses ${algorithm}, which the ${backend.name} backend cannot run: ${why}`,
+      policy,
+    );
+  }
+  return algorithm;
+}
+
+/** The token bucket's size, or the problem with `burst` for this algorithm. */
+function burstOf(
+  policy: RateLimitPolicyDoc,
+  unit: Unit,
+  algorithm: Algorithm,
+): number | LimitProblem {
+  if (algorithm !== 'token_bucket') {
+    return policy.burst === undefined
+      ? policy.requestsPerUnit
+      : problem('BAD_LIMIT', `burst only applies to algorithm token_bucket`, policy);
+  }
+  if (policy.requestsPerUnit === 0) {
+    return problem(
+      'BAD_LIMIT',
+      'token_bucket needs requests_per_unit of at least 1 (fixed_window with 0 refuses every request)',
+      policy,
+    );
+  }
+  if (policy.burst === 0) return problem('BAD_LIMIT', 'burst must be at least 1', policy);
+  if (UNIT_SECONDS[unit] * 1e6 < policy.requestsPerUnit) {
+    return problem(
+      'BAD_LIMIT',
+      `token_bucket counts time in microseconds: at most ${UNIT_SECONDS[unit] * 1e6} requests per ${unit.toLowerCase()}`,
+      policy,
+    );
+  }
+  return policy.burst ?? policy.requestsPerUnit;
+}
+
+/** One limit; `isListed` for an item of rate_limits, whose key and statistics carry its unit. */
+function compileLimit(
+  policy: RateLimitPolicyDoc,
+  isListed: boolean,
+  ruleKey: string,
+  backend: BackendCapabilities | undefined,
+): RuleLimit | LimitProblem {
+  const unit = policy.unit === undefined ? undefined : parseUnit(policy.unit);
+  if (unit === undefined)
+    return problem('INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, policy);
+  const algorithm = algorithmOf(policy, ruleKey, backend);
+  if (typeof algorithm !== 'string') return algorithm;
+  const burst = burstOf(policy, unit, algorithm);
+  if (typeof burst !== 'number') return burst;
+  const unitName = unit.toLowerCase();
+  return {
+    requestsPerUnit: policy.requestsPerUnit,
+    unit,
+    algorithm,
+    burst,
+    name: policy.name,
+    keySuffix: isListed ? `_${unitName}` : '',
+    statKey: isListed ? `${ruleKey}.${unitName}` : ruleKey,
+  };
+}
+
+/**
+ * The limits of a limited rule: `policy` (when given and not unlimited) first, then `listed`.
+ * Two limits of one unit are refused: they would count the same window twice.
+ */
+export function compileLimits(
+  policy: RateLimitPolicyDoc | undefined,
+  listed: readonly RateLimitPolicyDoc[],
+  ruleKey: string,
+  backend: BackendCapabilities | undefined,
+): RuleLimit[] | LimitProblem {
+  const limits: RuleLimit[] = [];
+  const docs = policy === undefined ? listed : [policy, ...listed];
+  for (const [i, doc] of docs.entries()) {
+    const limit = compileLimit(doc, policy === undefined || i > 0, ruleKey, backend);
+    if (!('unit' in limit)) return limit;
+    if (limits.some((l) => l.unit === limit.unit)) {
+      return problem(
+        'DUPLICATE_LIMIT_UNIT',
+        `descriptor '${ruleKey}' has two limits of unit ${limit.unit.toLowerCase()}; each limit needs its own unit`,
+        doc,
+      );
+    }
+    limits.push(limit);
+  }
+  return limits;
+}
+
+/** The problem of an unlimited `rate_limit` that also asks for something only limits have. */
+export function unlimitedProblem(
+  policy: RateLimitPolicyDoc,
+  listed: readonly RateLimitPolicyDoc[],
+): LimitProblem | undefined {
+  if (listed.length > 0)
+    return problem(
+      'UNLIMITED_WITH_LIMITS',
+      'an unlimited rule cannot also have rate_limits',
+      policy,
+    );
+  if (policy.algorithm !== undefined || policy.burst !== undefined)
+    return problem('BAD_LIMIT', 'an unlimited rule takes no algorithm or burst', policy);
+  return undefined;
+}

@@ -1,0 +1,81 @@
+// What every algorithm's check shares: the request's hit counting, the local-cache answer,
+// turning a classification into statistics and a status, and keeping refusals for operators.
+import type { MatchedLimit, RuleLimit } from '../config';
+import type { RuleStats } from '../stats';
+import type { Classification } from './decide';
+import type { CheckEnv, CheckInput } from './limit-check';
+import type { CurrentLimit, DescriptorStatus } from './types';
+
+/** The limit as the response's current_limit shows it. */
+export function currentLimitOf(limit: RuleLimit): CurrentLimit {
+  return { requestsPerUnit: limit.requestsPerUnit, unit: limit.unit, name: limit.name };
+}
+
+/** Counts the request's hits as total (or total negative) hits of the limit. */
+export function countRequest(stats: RuleStats, hits: number, isNegative: boolean): void {
+  if (isNegative) stats.totalNegativeHits.add(hits);
+  else stats.totalHits.add(hits);
+}
+
+/** The answer for a limit the local cache knows to be over: no store, all hits over. */
+export function overInLocalCache(
+  matched: MatchedLimit,
+  stats: RuleStats,
+  limit: RuleLimit,
+  hits: number,
+  resetSeconds: number,
+): DescriptorStatus {
+  const { isShadow } = matched.rule;
+  stats.overLimit.add(hits);
+  stats.overLimitWithLocalCache.add(hits);
+  if (isShadow) stats.shadowMode.add(hits);
+  return {
+    code: isShadow ? 'OK' : 'OVER_LIMIT',
+    currentLimit: currentLimitOf(limit),
+    limitRemaining: 0,
+    durationUntilResetSeconds: resetSeconds,
+  };
+}
+
+/** Adds a classification's near/over/within/shadow hits to the limit's statistics. */
+export function addClassified(stats: RuleStats, c: Classification): void {
+  if (c.nearLimitHits > 0) stats.nearLimit.add(c.nearLimitHits);
+  if (c.overLimitHits > 0) stats.overLimit.add(c.overLimitHits);
+  if (c.withinLimitHits > 0) stats.withinLimit.add(c.withinLimitHits);
+  if (c.shadowHits > 0) stats.shadowMode.add(c.shadowHits);
+}
+
+/** The status of a counted limit; shadow mode answers OK whatever the count. */
+export function countedStatus(
+  matched: MatchedLimit,
+  limit: RuleLimit,
+  isOverLimit: boolean,
+  limitRemaining: number,
+  resetSeconds: number,
+): DescriptorStatus {
+  return {
+    code: isOverLimit && !matched.rule.isShadow ? 'OVER_LIMIT' : 'OK',
+    currentLimit: currentLimitOf(limit),
+    limitRemaining,
+    durationUntilResetSeconds: resetSeconds,
+  };
+}
+
+/** Keeps an over-limit decision (shadow mode's too) for the debug listener, when it keeps any. */
+export function recordOver(
+  env: CheckEnv,
+  input: CheckInput,
+  remaining: number,
+  isFromLocalCache: boolean,
+): void {
+  env.recentDecisions?.record({
+    domain: input.domain,
+    entries: input.descriptor.entries,
+    limit: input.matched,
+    ruleLimit: input.limit,
+    hits: input.hits,
+    remaining,
+    isShadow: input.matched.rule.isShadow || env.settings.globalShadowMode,
+    isFromLocalCache,
+  });
+}

@@ -1,0 +1,54 @@
+// The count step: every check's changes of one request, sent to the store together.
+import type {
+  CounterIncrement,
+  CounterStore,
+  SlidingWindowChange,
+  SlidingWindowCounts,
+  TokenBucketChange,
+  TokenBucketState,
+} from '../store';
+
+/** The changes of one request, by kind; a check remembers where it put its own. */
+export class StoreBatch {
+  readonly increments: CounterIncrement[] = [];
+  readonly slidingWindows: SlidingWindowChange[] = [];
+  readonly tokenBuckets: TokenBucketChange[] = [];
+
+  constructor(
+    /** Seconds added to a key's expiry, below EXPIRATION_JITTER_MAX_SECONDS. */
+    readonly ttlJitterSeconds: () => number,
+  ) {}
+}
+
+/** The store's answers, in the order of the batch's lists. */
+export interface StoreResults {
+  readonly increments: readonly number[];
+  readonly slidingWindows: readonly SlidingWindowCounts[];
+  readonly tokenBuckets: readonly TokenBucketState[];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+export const NO_RESULTS: StoreResults = Object.freeze({
+  increments: NONE,
+  slidingWindows: NONE,
+  tokenBuckets: NONE,
+});
+
+/**
+ * Sends the batch. The store's calls start in the same turn, so a pipelining backend writes
+ * them in one round trip; a request with fixed windows only makes one call, as before.
+ */
+export async function sendBatch(store: CounterStore, batch: StoreBatch): Promise<StoreResults> {
+  const { increments, slidingWindows, tokenBuckets } = batch;
+  if (slidingWindows.length === 0 && tokenBuckets.length === 0) {
+    return increments.length === 0
+      ? NO_RESULTS
+      : { increments: await store.increment(increments), slidingWindows: NONE, tokenBuckets: NONE };
+  }
+  const [i, s, t] = await Promise.all([
+    increments.length === 0 ? NONE : store.increment(increments),
+    slidingWindows.length === 0 ? NONE : store.slidingWindow(slidingWindows),
+    tokenBuckets.length === 0 ? NONE : store.tokenBucket(tokenBuckets),
+  ]);
+  return { increments: i, slidingWindows: s, tokenBuckets: t };
+}
