@@ -11,6 +11,16 @@ export interface LoadOptions {
   readonly port: number;
   /** gRPC: framed request messages (base64); HTTP: JSON bodies. Sent in rotation. */
   readonly bodies: readonly string[];
+  /**
+   * When set, each body's run of PLACEHOLDER digits is replaced per call by the next number
+   * below `distinct`, zero-padded: a million distinct keys without a million bodies.
+   */
+  readonly distinct?: number;
+  /**
+   * Calls sent before the warm-up, numbered the same way (every placeholder of a body gets the
+   * next number): fills the counters so that the measured window meets `distinct` live keys.
+   */
+  readonly fill?: { readonly bodies: readonly string[]; readonly calls: number };
   readonly concurrency: number;
   /** gRPC connections the calls in flight are spread over; HTTP uses one per call. */
   readonly connections: number;
@@ -77,13 +87,48 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
+/** The run of characters a body marks its per-call number with (gRPC and JSON alike). */
+export const PLACEHOLDER = '#######';
+
+/** Every offset at which `mark` occurs in `body`. */
+function offsets(body: Buffer, mark: string): number[] {
+  const out: number[] = [];
+  for (let at = body.indexOf(mark); at >= 0; at = body.indexOf(mark, at + mark.length))
+    out.push(at);
+  if (out.length === 0) throw new Error(`distinct: a body lacks ${mark}`);
+  return out;
+}
+
+/** The next body: a rotating fixed body, or a copy numbered with the next distinct values. */
+function bodySource(bodies: readonly Buffer[], distinct: number | undefined): () => Buffer {
+  let index = 0;
+  if (distinct === undefined) return () => bodies[index++ % bodies.length] ?? Buffer.alloc(0);
+  const marks = bodies.map((b) => offsets(b, PLACEHOLDER));
+  let n = 0;
+  return () => {
+    const i = index++ % bodies.length;
+    const copy = Buffer.from(bodies[i] ?? Buffer.alloc(0));
+    for (const at of marks[i] ?? [])
+      copy.write(String(n++ % distinct).padStart(PLACEHOLDER.length, '0'), at, 'latin1');
+    return copy;
+  };
+}
+
 /** Runs the load: warm-up first (not measured), then the measured window. */
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const bodies = options.bodies.map((b) =>
+  const encode = (b: string): Buffer =>
     options.kind === 'grpc'
       ? Buffer.from(b, 'base64')
-      : jsonRequest(options.host, options.port, Buffer.from(b)),
-  );
+      : jsonRequest(options.host, options.port, Buffer.from(b));
+  const measuredBody = bodySource(options.bodies.map(encode), options.distinct);
+  const fillBody = bodySource((options.fill?.bodies ?? []).map(encode), options.distinct);
+  let toFill = options.fill?.calls ?? 0;
+  const nextBody = (): Buffer => {
+    if (toFill === 0) return measuredBody();
+    toFill -= 1;
+    if (toFill === 0) startWarmUp();
+    return fillBody();
+  };
   const { send, close } = options.kind === 'grpc' ? grpcSender(options) : httpSender(options);
   // Preallocated so that recording a latency never allocates during the measured window.
   let latencies = new Float64Array(1 << 20);
@@ -93,9 +138,9 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
   let isMeasuring = false;
   let isStopping = false;
   let inFlight = 0;
-  let bodyIndex = 0;
   let cpuAtStart = process.cpuUsage();
   let cpuInWindow = 0;
+  let startWarmUp = (): void => undefined;
   return new Promise((resolve) => {
     const finish = (): void => {
       close();
@@ -119,7 +164,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
         if (inFlight === 0) finish();
         return;
       }
-      const body = bodies[bodyIndex++ % bodies.length] ?? Buffer.alloc(0);
+      const body = nextBody();
       const started = process.hrtime.bigint();
       const counted = isMeasuring;
       inFlight += 1;
@@ -145,18 +190,23 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
         fire();
       });
     };
-    for (let i = 0; i < options.concurrency; i++) fire();
-    setTimeout(() => {
-      isMeasuring = true;
-      cpuAtStart = process.cpuUsage();
+    startWarmUp = (): void => {
       setTimeout(() => {
-        const used = process.cpuUsage(cpuAtStart);
-        cpuInWindow = (used.user + used.system) / 1e6;
-        isMeasuring = false;
-        isStopping = true;
-        if (inFlight === 0) finish();
-      }, options.durationMs);
-    }, options.warmupMs);
+        isMeasuring = true;
+        // Tells the bench when to start counting the server's CPU.
+        process.stdout.write('measuring\n');
+        cpuAtStart = process.cpuUsage();
+        setTimeout(() => {
+          const used = process.cpuUsage(cpuAtStart);
+          cpuInWindow = (used.user + used.system) / 1e6;
+          isMeasuring = false;
+          isStopping = true;
+          if (inFlight === 0) finish();
+        }, options.durationMs);
+      }, options.warmupMs);
+    };
+    for (let i = 0; i < options.concurrency; i++) fire();
+    if ((options.fill?.calls ?? 0) === 0) startWarmUp();
   });
 }
 

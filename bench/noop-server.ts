@@ -2,7 +2,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadApi } from '../src/lib/proto';
 
-const RESPONSE = {
+/** The constant answer of both ceilings (this server and bench/h2-limit-server.ts). */
+export const RESPONSE = {
   overallCode: 'OK',
   statuses: [
     {

@@ -29,16 +29,27 @@ const CLOCK_TICKS = (() => {
  */
 export interface CoreLayout {
   readonly server: string;
-  readonly serverPair: string;
   readonly load: string;
   readonly redis: string;
 }
 
 export function coreLayout(): CoreLayout {
   const cores = os.availableParallelism();
-  if (cores >= 4) return { server: '0', serverPair: '0,1', load: '2', redis: '3' };
-  if (cores >= 2) return { server: '0', serverPair: '0,1', load: '1', redis: '1' };
-  return { server: '0', serverPair: '0', load: '0', redis: '0' };
+  if (cores >= 4) return { server: '0', load: String(cores - 2), redis: String(cores - 1) };
+  if (cores >= 2) return { server: '0', load: '1', redis: '1' };
+  return { server: '0', load: '0', redis: '0' };
+}
+
+/**
+ * The cores of a service with `workers` workers: one each while the machine has two more for
+ * the load generator and Redis (the last two), otherwise every core but those (or all of them
+ * on a machine with fewer than four).
+ */
+export function serverCores(workers: number): string {
+  const cores = os.availableParallelism();
+  if (cores < 4) return Array.from({ length: cores }, (_, i) => i).join(',');
+  const count = Math.min(workers, cores - 2);
+  return Array.from({ length: count }, (_, i) => i).join(',');
 }
 
 /** Spawns a command on the given cores (a taskset list) when taskset exists. */

@@ -1,12 +1,15 @@
-// The bench's results: one measurement per run, the medians table, the targets, and the
-// same-run ratios of the Redis modes to single Redis.
+// The bench's results: one measurement per run, the medians table, and the same-run ratios of
+// the Redis modes to single Redis.
 import type { LoadResult } from './load';
-import { NAMES, type Scenario } from './scenarios';
+import type { Scenario } from './scenarios';
 
 export interface Measurement {
   readonly answersPerSecond: number;
   readonly latencyMs: LoadResult['latencyMs'];
+  /** Cores the service used: its process, or the supervisor and all its workers. */
   readonly serverCpu: number;
+  /** The supervisor's share of serverCpu when WORKERS is above 1. */
+  readonly supervisorCpu: number | undefined;
   readonly loadCpu: number;
   /** CPU of the scenario's backend processes (the Redis data nodes, or memcached). */
   readonly backendCpu: number | undefined;
@@ -20,11 +23,23 @@ export interface Measurement {
 export interface Row {
   readonly scenario: Scenario;
   readonly median: Measurement;
-  /** Median over rounds of (this scenario / its ceiling in the same round). */
+  /** Median over rounds of (this scenario / the no-op grpc-js ceiling in the same round). */
   readonly ratio: number | undefined;
+  /** Median over rounds of (this scenario / the node:http2 constant limit in the same round). */
+  readonly limitRatio: number | undefined;
+  /**
+   * Median over rounds of (the limit's server CPU per answer / this scenario's): the limit
+   * ratio by cost rather than throughput, steadier when other work takes the server's core.
+   */
+  readonly limitCostRatio: number | undefined;
   /** Median over rounds of (this scenario / its single-Redis baseline in the same round). */
   readonly baselineRatio: number | undefined;
   readonly rounds: readonly Measurement[];
+}
+
+/** Server CPU seconds per answer: what one call costs the process(es) under test. */
+export function cpuPerAnswer(m: Measurement): number {
+  return m.serverCpu / Math.max(1, m.answersPerSecond);
 }
 
 export function median<T>(values: readonly T[], key: (v: T) => number): T {
@@ -42,7 +57,9 @@ export function table(rows: readonly Row[]): string {
     'scenario',
     'in flight',
     'answers/s',
-    'x ceiling',
+    'x grpc-js',
+    'of limit',
+    'CPU µs/answer',
     'p50 ms',
     'p90 ms',
     'p99 ms',
@@ -54,11 +71,13 @@ export function table(rows: readonly Row[]): string {
     'RSS MiB',
     'wrong answers',
   ];
-  const lines = rows.map(({ scenario, median: m, ratio }) => [
+  const lines = rows.map(({ scenario, median: m, ratio, limitRatio }) => [
     scenario.name,
     String(scenario.concurrency),
     m.answersPerSecond.toFixed(0),
     ratio === undefined ? '-' : `${ratio.toFixed(2)}x`,
+    f(limitRatio),
+    (cpuPerAnswer(m) * 1e6).toFixed(1),
     f(m.latencyMs.p50),
     f(m.latencyMs.p90),
     f(m.latencyMs.p99),
@@ -76,68 +95,6 @@ export function table(rows: readonly Row[]): string {
   return [fmt(head), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
 }
 
-export interface Target {
-  readonly target: string;
-  readonly measured: string;
-  readonly isMet: boolean | undefined;
-}
-
-export function targets(rows: readonly Row[]): Target[] {
-  const row = (name: string): Row | undefined => rows.find((r) => r.scenario.name === name);
-  const out: Target[] = [];
-  const ratio = (name: string, min: number, label: string): void => {
-    const r = row(name);
-    if (r?.ratio === undefined) return;
-    out.push({
-      target: `${label}: >= ${min.toFixed(1)}x the ceiling`,
-      measured: `${r.ratio.toFixed(2)}x`,
-      isMet: r.ratio >= min,
-    });
-  };
-  const p99 = (name: string, max: number, label: string): void => {
-    const r = row(name);
-    if (r === undefined) return;
-    const value = r.median.latencyMs.p99;
-    out.push({
-      target: `${label}: p99 < ${max} ms at 16 in flight`,
-      measured: `${value.toFixed(2)} ms`,
-      isMet: value < max,
-    });
-  };
-  ratio(NAMES.redisOne, 1.0, '1. gRPC, Redis, 1 descriptor, 64 in flight');
-  ratio(NAMES.memoryOne, 1.2, '2. memory backend, 64 in flight');
-  p99(NAMES.memoryOne16, 2, '3. memory');
-  p99(NAMES.redisOne16, 3, '3. Redis');
-  const cached = row(NAMES.overLimitCached);
-  if (cached?.ratio !== undefined) {
-    const commands = cached.median.redisCommandsPerAnswer ?? 0;
-    out.push({
-      target: '4. over limit with the local cache: no Redis round trip, >= 1.2x',
-      measured: `${cached.ratio.toFixed(2)}x, ${commands.toFixed(4)} Redis commands per answer`,
-      isMet: cached.ratio >= 1.2 && commands < 0.001,
-    });
-  }
-  for (const name of NAMES.algorithms) {
-    const r = row(name);
-    if (r?.baselineRatio === undefined) continue;
-    out.push({
-      target: `6. ${name}: >= 0.8x the fixed window on the same backend`,
-      measured: `${r.baselineRatio.toFixed(2)}x`,
-      isMet: r.baselineRatio >= 0.8,
-    });
-  }
-  const w1 = row(NAMES.workers1);
-  const w2 = row(NAMES.workers2);
-  if (w1 !== undefined && w2 !== undefined) {
-    out.push({
-      target: '5. WORKERS 1 -> 2 on two cores (reported)',
-      measured: `${(w2.median.answersPerSecond / w1.median.answersPerSecond).toFixed(2)}x (${w1.median.answersPerSecond.toFixed(0)} -> ${w2.median.answersPerSecond.toFixed(0)} answers/s)`,
-      isMet: undefined,
-    });
-  }
-  return out;
-}
-
 /** The Redis modes beside single Redis: answers/s and p99 as same-round ratios. */
 export function modeRatios(rows: readonly Row[]): string {
   const lines: string[] = [];
@@ -147,6 +104,39 @@ export function modeRatios(rows: readonly Row[]): string {
     const p99 = row.median.latencyMs.p99 / baseline.median.latencyMs.p99;
     lines.push(
       `${row.scenario.name}: ${row.baselineRatio.toFixed(2)}x the answers/s of "${baseline.scenario.name}" in the same rounds, p99 ${p99.toFixed(2)}x`,
+    );
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n\n`;
+}
+
+const us = (m: Measurement): string => `${(cpuPerAnswer(m) * 1e6).toFixed(1)} µs`;
+
+/** Each cost-curve row's CPU per answer beside its reference row's, from the same rounds. */
+export function curves(rows: readonly Row[]): string {
+  const lines: string[] = [];
+  for (const row of rows) {
+    const reference = rows.find((r) => r.scenario.name === row.scenario.reference);
+    if (reference === undefined) continue;
+    const ratio = cpuPerAnswer(row.median) / cpuPerAnswer(reference.median);
+    lines.push(
+      `${row.scenario.name}: ${us(row.median)} per answer, ${ratio.toFixed(2)}x "${reference.scenario.name}" (${us(reference.median)}), RSS ${row.median.peakRssMiB.toFixed(0)} MiB`,
+    );
+  }
+  return lines.length === 0 ? '' : `cost curves (server CPU per answer):\n${lines.join('\n')}\n\n`;
+}
+
+/** Per worker count: answers/s, CPU per answer, and the supervisor's share. */
+export function workers(rows: readonly Row[]): string {
+  const lines: string[] = [];
+  for (const row of rows) {
+    if (!row.scenario.name.includes('WORKERS=')) continue;
+    const m = row.median;
+    const supervisor =
+      m.supervisorCpu === undefined
+        ? ''
+        : `, supervisor ${((m.supervisorCpu / Math.max(1e-9, m.serverCpu)) * 100).toFixed(1)}% of it`;
+    lines.push(
+      `WORKERS=${row.scenario.workers}: ${m.answersPerSecond.toFixed(0)} answers/s, ${m.serverCpu.toFixed(2)} cores, ${us(m)} CPU per answer${supervisor}`,
     );
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n\n`;

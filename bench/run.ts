@@ -1,17 +1,29 @@
-// `npm run bench`: the built service under load next to a no-op grpc-js server, every figure
-// also a ratio to that ceiling measured in the same round. Scenarios run round-robin, so a
+// `npm run bench`: the built service under load next to two ceilings, a no-op grpc-js server
+// and a bare node:http2 server answering a constant (the limit for any Node gRPC server), every
+// figure also a ratio to both measured in the same round. Scenarios run round-robin, so a
 // slow spell of a shared machine lands on every scenario alike; the table shows medians.
-// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (a name fragment; the ceilings,
-// and the single-Redis baselines of chosen Redis modes, always run), BENCH_SERVER_NODE_OPTIONS
-// (NODE_OPTIONS for the service under test only).
+// Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (name fragments split by |, or
+// =name for one exact name; the ceilings, and the single-Redis baselines of chosen Redis modes,
+// always run), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS for the service under test only).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LoadOptions, LoadResult } from './load';
-import { median, modeRatios, table, targets, type Measurement, type Row } from './report';
+import {
+  cpuPerAnswer,
+  curves,
+  median,
+  modeRatios,
+  table,
+  workers,
+  type Measurement,
+  type Row,
+} from './report';
+import { targets } from './targets';
 import {
   HAS_TASKSET,
+  serverCores,
   canConnect,
   captureOutput,
   childrenOf,
@@ -24,14 +36,27 @@ import {
   waitFor,
 } from './processes';
 import { startDeployments, type Deployment } from './backends';
-import { CONFIG, SCENARIOS, TOKEN_BUCKET_CONFIG, isDeployed, type Scenario } from './scenarios';
+import { CURVES, workerScenarios } from './curves';
+import type { MemoryKeysResult } from './memory-keys';
+import {
+  CONFIG,
+  NAMES,
+  SCENARIOS,
+  TOKEN_BUCKET_CONFIG,
+  isDeployed,
+  type Scenario,
+} from './scenarios';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '5');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '3');
 const ONLY = process.env.BENCH_ONLY;
 const WARMUP_MS = 1000;
+/** How long a scenario's fill calls and warm-up may take before the bench gives up. */
+const FILL_TIMEOUT_MS = 600_000;
 const CORES = coreLayout();
+const WORKERS = process.env.BENCH_WORKERS ?? '1,2';
+const ALL: readonly Scenario[] = [...SCENARIOS, ...CURVES, ...workerScenarios(WORKERS)];
 
 function serviceEnv(
   scenario: Scenario,
@@ -73,12 +98,12 @@ async function startServer(
 ): Promise<{ child: ChildProcess; port: number; pids: () => number[] }> {
   const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
-  const cores =
-    scenario.workers > 1 || scenario.name.includes('two cores') ? CORES.serverPair : CORES.server;
+  const cores = scenario.name.includes('WORKERS=') ? serverCores(scenario.workers) : CORES.server;
+  const ceilingScript = { noop: 'noop-server.js', h2limit: 'h2-limit-server.js', service: '' };
   const child =
-    scenario.server === 'noop'
+    scenario.server !== 'service'
       ? pinned(cores, process.execPath, [
-          path.join(ROOT, 'dist', 'bench', 'noop-server.js'),
+          path.join(ROOT, 'dist', 'bench', ceilingScript[scenario.server]),
           String(port),
         ])
       : pinned(
@@ -118,6 +143,10 @@ async function measure(
       host: '127.0.0.1',
       port: server.port,
       bodies: scenario.bodies(scenario.kind),
+      ...(scenario.distinct === undefined ? {} : { distinct: scenario.distinct }),
+      ...(scenario.fill === undefined
+        ? {}
+        : { fill: { bodies: scenario.fill.bodies(scenario.kind), calls: scenario.fill.calls } }),
       concurrency: scenario.concurrency,
       connections: 4,
       warmupMs: WARMUP_MS,
@@ -135,10 +164,18 @@ async function measure(
         resolve();
       });
     });
-    // CPU and Redis commands are counted over the measured window only.
-    await new Promise((r) => setTimeout(r, WARMUP_MS));
+    // CPU and Redis commands are counted over the measured window only, which the load
+    // generator announces (after its fill calls, if any, and the warm-up).
+    await waitFor(
+      () => loadOutput().includes('measuring\n'),
+      () => `${scenario.name}: the load generator to start measuring:\n${loadOutput()}`,
+      FILL_TIMEOUT_MS,
+    );
     const pids = server.pids();
     const cpu0 = pids.map(cpuSeconds);
+    // With WORKERS above 1 the child is the supervisor, which accepts and hands out connections.
+    const supervisor = scenario.workers > 1 ? server.child.pid : undefined;
+    const supervisor0 = cpuSeconds(supervisor);
     const backendCpuNow = (): number =>
       (counted?.dataPids() ?? []).reduce((sum: number, pid) => sum + cpuSeconds(pid), 0);
     const backend0 = backendCpuNow();
@@ -146,15 +183,20 @@ async function measure(
     const started = Date.now();
     await exited;
     const elapsed = (Date.now() - started) / 1000;
-    const serverCpu = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0);
+    const supervisorCpu = cpuSeconds(supervisor) - supervisor0;
+    const serverCpu =
+      pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0) + supervisorCpu;
     const backendCpu = backendCpuNow() - backend0;
     const commands = (counted?.commands() ?? 0) - commands0;
     const result = JSON.parse(loadOutput().trim().split('\n').pop() ?? '{}') as LoadResult;
-    const expected = result.outcomes[scenario.expect] ?? 0;
+    const expected = scenario.expect
+      .split('|')
+      .reduce((sum, outcome) => sum + (result.outcomes[outcome] ?? 0), 0);
     return {
       answersPerSecond: result.completed / (result.durationMs / 1000),
       latencyMs: result.latencyMs,
       serverCpu: serverCpu / elapsed,
+      supervisorCpu: supervisor === undefined ? undefined : supervisorCpu / elapsed,
       loadCpu: result.cpuSeconds / (result.durationMs / 1000),
       backendCpu: counted === undefined ? undefined : backendCpu / elapsed,
       peakRssMiB: pids.reduce((sum, pid) => sum + peakRssMiB(pid), 0),
@@ -176,6 +218,100 @@ async function measure(
   }
 }
 
+/** One line per run, as it happens. */
+function progress(round: number, scenario: Scenario, m: Measurement, r: RoundRatios): void {
+  const ratios = [
+    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x grpc-js`,
+    r.limitRatio === undefined ? '' : `${r.limitRatio.toFixed(2)} of the limit`,
+  ].filter((x) => x !== '');
+  process.stdout.write(
+    `round ${round}/${ROUNDS} ${scenario.name} @${scenario.concurrency}: ${m.answersPerSecond.toFixed(0)}/s` +
+      `${ratios.length === 0 ? '' : ` (${ratios.join(', ')})`}, p99 ${m.latencyMs.p99.toFixed(2)} ms` +
+      `${m.unexpected > 0 ? `, ${m.unexpected} answers other than ${scenario.expect}: ${JSON.stringify(m.outcomes)}` : ''}\n`,
+  );
+}
+
+interface RoundRatios {
+  ratio: number | undefined;
+  limitRatio: number | undefined;
+  limitCostRatio: number | undefined;
+  baselineRatio: number | undefined;
+}
+
+/**
+ * Every scenario once per round, round-robin. Ratios are taken within a round: to the grpc-js
+ * ceiling, to the node:http2 limit and, for a Redis mode, to its single-Redis baseline.
+ */
+async function runRounds(
+  scenarios: readonly Scenario[],
+  deploymentOf: (s: Scenario) => Deployment | undefined,
+  work: string,
+  otlpPort: number,
+): Promise<Row[]> {
+  const measured = new Map<string, Measurement[]>();
+  const ratios = new Map<string, RoundRatios[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    const thisRound = new Map<string, Measurement>();
+    for (const scenario of scenarios) {
+      deploymentOf(scenario)?.flush();
+      const m = await measure(scenario, deploymentOf(scenario), work, otlpPort);
+      thisRound.set(scenario.name, m);
+      measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
+      const ratioTo = (name: string | undefined): number | undefined => {
+        const other = name === undefined ? undefined : thisRound.get(name);
+        return other === undefined ? undefined : m.answersPerSecond / other.answersPerSecond;
+      };
+      const limit = scenario.limit === undefined ? undefined : thisRound.get(scenario.limit);
+      const r: RoundRatios = {
+        ratio: ratioTo(scenario.ceiling),
+        limitRatio: ratioTo(scenario.limit),
+        limitCostRatio: limit === undefined ? undefined : cpuPerAnswer(limit) / cpuPerAnswer(m),
+        // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
+        baselineRatio: ratioTo(scenario.baseline),
+      };
+      ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), r]);
+      progress(round, scenario, m, r);
+    }
+  }
+  return scenarios.map((scenario) => {
+    const rounds = measured.get(scenario.name) ?? [];
+    const own = ratios.get(scenario.name) ?? [];
+    const medianOf = (key: keyof RoundRatios): number | undefined => {
+      const values = own.flatMap((r) => (r[key] === undefined ? [] : [r[key]]));
+      return values.length === 0 ? undefined : median(values, (x) => x);
+    };
+    return {
+      scenario,
+      rounds,
+      median: median(rounds, (m) => m.answersPerSecond),
+      ratio: medianOf('ratio'),
+      limitRatio: medianOf('limitRatio'),
+      limitCostRatio: medianOf('limitCostRatio'),
+      baselineRatio: medianOf('baselineRatio'),
+    };
+  });
+}
+
+/** The memory store at a million keys, in-process on the server's core (bench/memory-keys.ts). */
+async function runMemoryKeys(): Promise<MemoryKeysResult> {
+  const child = pinned(CORES.server, process.execPath, [
+    '--expose-gc',
+    path.join(ROOT, 'dist', 'bench', 'memory-keys.js'),
+  ]);
+  const output = captureOutput(child);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`memory-keys failed:\n${output()}`);
+  const result = JSON.parse(output().trim().split('\n').pop() ?? '{}') as MemoryKeysResult;
+  const k = (n: number): string => `${(n / 1000).toFixed(0)}k/s`;
+  process.stdout.write(
+    `memory store in-process: ${k(result.incrementsPerSecondSmall)} increments at 10,000 keys, ` +
+      `${k(result.incrementsPerSecondLarge)} at ${result.keys.toLocaleString('en')} keys (RSS ${result.rssMiBLarge.toFixed(0)} MiB); ` +
+      `one synchronous sweep pass ${result.fullPassMs.toFixed(0)} ms, the sliced sweep's longest pause ` +
+      `${result.longestSweepPauseMs.toFixed(1)} ms CPU (${result.longestSweepGapWallMs.toFixed(1)} ms wall)\n\n`,
+  );
+  return result;
+}
+
 async function main(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist', 'bench', 'load.js')))
     throw new Error('build first: npm run build');
@@ -186,10 +322,12 @@ async function main(): Promise<void> {
   }
   writeFileSync(path.join(work, 'config', 'bench-token-bucket.yaml'), TOKEN_BUCKET_CONFIG);
   const chosen = (s: Scenario): boolean =>
-    ONLY === undefined || s.server === 'noop' || s.name.includes(ONLY);
+    ONLY === undefined ||
+    s.server !== 'service' ||
+    ONLY.split('|').some((f) => (f.startsWith('=') ? s.name === f.slice(1) : s.name.includes(f)));
   // A chosen Redis mode brings its single-Redis baseline along.
-  const scenarios = SCENARIOS.filter(
-    (s) => chosen(s) || SCENARIOS.some((o) => chosen(o) && o.baseline === s.name),
+  const scenarios = ALL.filter(
+    (s) => chosen(s) || ALL.some((o) => chosen(o) && o.baseline === s.name),
   );
   const modes = new Set(scenarios.flatMap((s) => (isDeployed(s.backend) ? [s.backend] : [])));
   const deployments = await startDeployments(modes, CORES.redis, work);
@@ -208,56 +346,15 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
         (HAS_TASKSET
-          ? `server on core ${CORES.server} (${CORES.serverPair} for the two-core rows), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
+          ? `server on core ${CORES.server} (${serverCores(2)} for the WORKERS rows with 2), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
           : 'taskset missing: nothing pinned\n'),
     );
-    const measured = new Map<string, Measurement[]>();
-    const ratios = new Map<string, number[]>();
-    const baselineRatios = new Map<string, number[]>();
-    for (let round = 1; round <= ROUNDS; round++) {
-      const thisRound = new Map<string, Measurement>();
-      for (const scenario of scenarios) {
-        for (const d of deployments.values()) d.flush();
-        const m = await measure(scenario, deploymentOf(scenario), work, otlpPort);
-        thisRound.set(scenario.name, m);
-        measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
-        const ceiling =
-          scenario.ceiling === undefined ? undefined : thisRound.get(scenario.ceiling);
-        const ratio =
-          ceiling === undefined ? undefined : m.answersPerSecond / ceiling.answersPerSecond;
-        if (ratio !== undefined)
-          ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), ratio]);
-        // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
-        const baseline =
-          scenario.baseline === undefined ? undefined : thisRound.get(scenario.baseline);
-        if (baseline !== undefined) {
-          const list = baselineRatios.get(scenario.name) ?? [];
-          baselineRatios.set(scenario.name, [
-            ...list,
-            m.answersPerSecond / baseline.answersPerSecond,
-          ]);
-        }
-        process.stdout.write(
-          `round ${round}/${ROUNDS} ${scenario.name} @${scenario.concurrency}: ${m.answersPerSecond.toFixed(0)}/s` +
-            `${ratio === undefined ? '' : ` (${ratio.toFixed(2)}x)`}, p99 ${m.latencyMs.p99.toFixed(2)} ms` +
-            `${m.unexpected > 0 ? `, ${m.unexpected} answers other than ${scenario.expect}: ${JSON.stringify(m.outcomes)}` : ''}\n`,
-        );
-      }
-    }
-    const rows: Row[] = scenarios.map((scenario) => {
-      const rounds = measured.get(scenario.name) ?? [];
-      const r = ratios.get(scenario.name);
-      const b = baselineRatios.get(scenario.name);
-      return {
-        scenario,
-        rounds,
-        median: median(rounds, (m) => m.answersPerSecond),
-        ratio: r === undefined ? undefined : median(r, (x) => x),
-        baselineRatio: b === undefined ? undefined : median(b, (x) => x),
-      };
-    });
-    process.stdout.write(`\n${table(rows)}\n\n${modeRatios(rows)}`);
-    const results = targets(rows);
+    const rows = await runRounds(scenarios, deploymentOf, work, otlpPort);
+    process.stdout.write(`\n${table(rows)}\n\n${modeRatios(rows)}${curves(rows)}${workers(rows)}`);
+    const memoryKeys = scenarios.some((s) => s.name === NAMES.memoryMillion)
+      ? await runMemoryKeys()
+      : undefined;
+    const results = targets(rows, memoryKeys);
     for (const t of results)
       process.stdout.write(
         `${t.isMet === undefined ? 'info' : t.isMet ? 'met ' : 'GAP '}  ${t.target}: ${t.measured}\n`,
@@ -280,10 +377,13 @@ async function main(): Promise<void> {
             scenario: r.scenario.name,
             concurrency: r.scenario.concurrency,
             ratio: r.ratio,
+            limitRatio: r.limitRatio,
+            limitCostRatio: r.limitCostRatio,
             baselineRatio: r.baselineRatio,
             median: r.median,
             rounds: r.rounds,
           })),
+          memoryKeys,
           targets: results,
         },
         null,

@@ -1,5 +1,5 @@
-// What the bench measures: the service under each kind of traffic, and the no-op grpc-js
-// server every figure is compared with.
+// What the bench measures: the service under each kind of traffic, and the two ceilings every
+// figure is compared with (a no-op grpc-js server, and node:http2 answering a constant).
 import { loadPackageDefinition } from '../src/lib/proto';
 import type { Deployed } from './backends';
 
@@ -36,17 +36,26 @@ export interface Scenario {
   /** Unique; the table's first column. */
   readonly name: string;
   readonly kind: Kind;
-  readonly server: 'noop' | 'service';
+  /** noop: the grpc-js ceiling; h2limit: the node:http2 constant server, the limit. */
+  readonly server: 'noop' | 'h2limit' | 'service';
   readonly backend: Deployed | 'memory' | '-';
   readonly concurrency: number;
   /** WORKERS for the service; above 1 the server gets two cores. */
   readonly workers: number;
   readonly env: Readonly<Record<string, string>>;
   readonly bodies: (kind: Kind) => string[];
-  /** The answers every call must get (gRPC overall code, or HTTP status). */
+  /** The answers every call must get (gRPC overall code, or HTTP status; several split by |). */
   readonly expect: string;
-  /** The ceiling scenario this one is divided by, measured in the same round. */
+  /** Each call's body numbered with the next of this many values (see LoadOptions.distinct). */
+  readonly distinct?: number;
+  /** Calls sent before the warm-up to fill the counters (numbered like `distinct`). */
+  readonly fill?: { readonly bodies: (kind: Kind) => string[]; readonly calls: number };
+  /** The row this one's cost per answer is compared with in the cost curves. */
+  readonly reference?: string;
+  /** The no-op grpc-js scenario this one is divided by, measured in the same round. */
   readonly ceiling: string | undefined;
+  /** The node:http2 constant scenario (the limit) this one is divided by, in the same round. */
+  readonly limit: string | undefined;
   /**
    * For a Redis mode: the single-Redis scenario with the same traffic; for an algorithm, the
    * fixed window on the same backend. Compared in-round.
@@ -65,7 +74,7 @@ const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
   'envoy.service.ratelimit.v3.RateLimitService'
 ] as unknown as { ShouldRateLimit: { requestSerialize: (value: unknown) => Buffer } };
 
-type Descriptors = [string, string][][];
+export type Descriptors = [string, string][][];
 
 function request(
   descriptors: Descriptors,
@@ -80,7 +89,7 @@ function request(
 }
 
 /** A gRPC frame (flag, length, message) in base64, or a /json body. */
-function body(kind: Kind, descriptors: Descriptors, domain?: string): string {
+export function body(kind: Kind, descriptors: Descriptors, domain?: string): string {
   if (kind === 'http') return JSON.stringify(request(descriptors, domain));
   const message = rls.ShouldRateLimit.requestSerialize(request(descriptors, domain));
   const frame = Buffer.alloc(5 + message.length);
@@ -89,19 +98,23 @@ function body(kind: Kind, descriptors: Descriptors, domain?: string): string {
   return frame.toString('base64');
 }
 
-const one = (kind: Kind): string[] => [body(kind, [[['k1', 'a']]])];
-const three = (kind: Kind): string[] => [body(kind, [[['k1', 'a']], [['k2', 'b']], [['k3', 'c']]])];
-const distinct = (kind: Kind): string[] =>
+export const one = (kind: Kind): string[] => [body(kind, [[['k1', 'a']]])];
+export const three = (kind: Kind): string[] => [
+  body(kind, [[['k1', 'a']], [['k2', 'b']], [['k3', 'c']]]),
+];
+export const distinct = (kind: Kind): string[] =>
   Array.from({ length: 10_000 }, (_, i) => body(kind, [[['user', `u${i}`]]]));
-const blocked = (kind: Kind): string[] => [body(kind, [[['blocked', 'x']]])];
+export const blocked = (kind: Kind): string[] => [body(kind, [[['blocked', 'x']]])];
 const sliding = (kind: Kind): string[] => [body(kind, [[['sliding', 'a']]])];
 const bucket = (kind: Kind): string[] => [body(kind, [[['bucket', 'a']]], 'bench_tb')];
 const two = (kind: Kind): string[] => [body(kind, [[['two', 'a']]])];
 
 export const CEILING_64 = 'ceiling: no-op grpc-js';
 export const CEILING_16 = 'ceiling: no-op grpc-js @16';
+export const LIMIT_64 = 'limit: node:http2 constant';
+export const LIMIT_16 = 'limit: node:http2 constant @16';
 
-function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>): Scenario {
+export function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>): Scenario {
   const concurrency = partial.concurrency ?? 64;
   return {
     kind: 'grpc',
@@ -112,6 +125,7 @@ function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'bodies'>
     env: {},
     expect: 'OK',
     ceiling: concurrency === 16 ? CEILING_16 : CEILING_64,
+    limit: concurrency === 16 ? LIMIT_16 : LIMIT_64,
     ...partial,
   };
 }
@@ -133,16 +147,24 @@ function algorithmRows(backend: 'redis' | 'memory'): Scenario[] {
   );
 }
 
-export const SCENARIOS: readonly Scenario[] = [
-  scenario({ name: CEILING_64, server: 'noop', backend: '-', bodies: one, ceiling: undefined }),
-  scenario({
-    name: CEILING_16,
-    server: 'noop',
+/** A ceiling: the same load against a server that does no rate limiting at all. */
+function ceiling(name: string, server: 'noop' | 'h2limit', concurrency: number): Scenario {
+  return scenario({
+    name,
+    server,
     backend: '-',
-    concurrency: 16,
+    concurrency,
     bodies: one,
     ceiling: undefined,
-  }),
+    limit: undefined,
+  });
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  ceiling(CEILING_64, 'noop', 64),
+  ceiling(CEILING_16, 'noop', 16),
+  ceiling(LIMIT_64, 'h2limit', 64),
+  ceiling(LIMIT_16, 'h2limit', 16),
   scenario({ name: 'redis, 1 descriptor', bodies: one }),
   scenario({ name: 'redis, 1 descriptor @16', concurrency: 16, bodies: one }),
   ...algorithmRows('redis'),
@@ -243,8 +265,6 @@ export const SCENARIOS: readonly Scenario[] = [
     bodies: one,
     expect: 'http-200',
   }),
-  scenario({ name: 'redis, 1 descriptor, two cores, WORKERS=1', bodies: one, workers: 1 }),
-  scenario({ name: 'redis, 1 descriptor, two cores, WORKERS=2', bodies: one, workers: 2 }),
 ];
 
 /** Names the targets of the performance issue refer to. */
@@ -254,7 +274,8 @@ export const NAMES = {
   memoryOne: 'memory, 1 descriptor',
   memoryOne16: 'memory, 1 descriptor @16',
   overLimitCached: 'redis, over limit, local cache',
-  workers1: 'redis, 1 descriptor, two cores, WORKERS=1',
-  workers2: 'redis, 1 descriptor, two cores, WORKERS=2',
+  redisTen: 'redis, 10 descriptors',
+  memoryTenThousand: 'memory, 10,000 distinct keys',
+  memoryMillion: 'memory, 1,000,000 distinct keys',
   algorithms: ['redis', 'memory'].flatMap((b) => [`${b}, sliding_window`, `${b}, token_bucket`]),
 } as const;

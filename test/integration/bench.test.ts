@@ -25,16 +25,18 @@ it('runs the bench end to end and every answer is the expected one', async () =>
     .split('\n')
     .filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| --'));
   const cells = rows.map((l) => l.split('|').map((c) => c.trim()));
-  // Cells: '', scenario, in flight, answers/s, x ceiling, ..., wrong answers, ''.
+  // Cells: '', scenario, in flight, answers/s, x grpc-js, of limit, ..., wrong answers, ''.
   expect(cells.map((c) => [c[1], c[2]])).toEqual([
     ['ceiling: no-op grpc-js', '64'],
     ['ceiling: no-op grpc-js @16', '16'],
+    ['limit: node:http2 constant', '64'],
+    ['limit: node:http2 constant @16', '16'],
     ['memory, 1 descriptor @16', '16'],
   ]);
   for (const c of cells) {
     expect(Number(c[3])).toBeGreaterThan(0);
     expect(c[c.length - 2]).toBe('0');
   }
-  expect(output).toMatch(/3\. memory: p99 < 2 ms at 16 in flight: \d+\.\d+ ms/);
+  expect(output).toMatch(/issue 5 #3\. memory, 16 in flight: p99 < 2 ms: \d+\.\d+ ms/);
   expect(output).toMatch(/results: .*bench-results\/bench-.*\.json/);
 });

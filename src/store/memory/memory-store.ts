@@ -11,6 +11,7 @@ import type {
 } from '../counter-store';
 import { tokenBucketStep } from '../token-bucket';
 import { ExpiryIndex } from './expiry-index';
+import { ShardedMap } from './sharded-map';
 
 interface Slot {
   readonly key: string;
@@ -32,7 +33,8 @@ export interface MemoryStoreOptions {
 const SWEEP_SLICE = 10_000;
 
 /**
- * Counters live in one Map; an expired key reads as absent and is dropped by the sweep, so
+ * Counters live in one map, split in shards so that deleting many keys never makes V8 rebuild
+ * one huge table at once (sharded-map.ts); an expired key reads as absent and is dropped by the sweep, so
  * memory holds only the live windows. Keys are filed by the second they expire in
  * (expiry-index.ts): a sweep visits only the keys that are due, a slice at a time, so a
  * million keys never stop the event loop for long; and when the store is full the key
@@ -41,7 +43,7 @@ const SWEEP_SLICE = 10_000;
 export class MemoryCounterStore implements CounterStore {
   readonly backend = 'memory' as const;
   readonly unsupported = Object.freeze({});
-  private readonly slots = new Map<string, Slot>();
+  private readonly slots = new ShardedMap<Slot>();
   private readonly index = new ExpiryIndex<Slot>((slot) => this.slots.get(slot.key) === slot);
   private readonly sweeper: NodeJS.Timeout;
   private readonly maxKeys: number;

@@ -1,7 +1,8 @@
 // Collects the Redis commands of concurrent requests and writes them as one pipeline.
 import type { Redis } from 'ioredis';
+import { BatchCommand, encodePlain, isPlain } from './batch-command';
 import { appendCommand } from './commands';
-import { settleSafely, type PipelineOp } from './ops';
+import { settleSafely, type PipelineOp, type Reply } from './ops';
 
 /** What the store hands its requests to: one per instance, whatever the instance's mode. */
 export interface Batcher {
@@ -86,6 +87,40 @@ export class PipelineBatcher implements Batcher {
     const ops = this.queue;
     this.queue = [];
     if (ops.length === 0) return;
+    // INCRBY, EXPIRE and GET go out as one batch command; scripts need ioredis's pipeline.
+    const plain: PipelineOp[] = [];
+    const scripted: PipelineOp[] = [];
+    for (const op of ops) (op.commands.every(isPlain) ? plain : scripted).push(op);
+    if (plain.length > 0) this.sendPlain(plain);
+    if (scripted.length > 0) this.sendPipeline(scripted);
+  }
+
+  /** Hands each op its share of the replies, in order. */
+  private readonly settle = (ops: readonly PipelineOp[], replies: readonly Reply[]): void => {
+    let at = 0;
+    for (const op of ops) {
+      const count = op.commands.length;
+      settleSafely(op, replies.slice(at, at + count));
+      at += count;
+    }
+  };
+
+  private sendPlain(ops: readonly PipelineOp[]): void {
+    let payload = '';
+    let count = 0;
+    for (const op of ops) {
+      for (const command of op.commands) payload += encodePlain(command);
+      count += op.commands.length;
+    }
+    this.inFlight.start();
+    new BatchCommand(this.client, payload, count, (outcome) => {
+      if (outcome instanceof Error) for (const op of ops) op.fail(outcome);
+      else this.settle(ops, outcome);
+      this.inFlight.finish(this.schedule.isPending);
+    }).send();
+  }
+
+  private sendPipeline(ops: readonly PipelineOp[]): void {
     const pipeline = this.client.pipeline();
     for (const op of ops) for (const command of op.commands) appendCommand(pipeline, command);
     this.inFlight.start();
@@ -93,13 +128,7 @@ export class PipelineBatcher implements Batcher {
       .exec()
       .then(
         (results) => {
-          const replies = results ?? [];
-          let at = 0;
-          for (const op of ops) {
-            const count = op.commands.length;
-            settleSafely(op, replies.slice(at, at + count));
-            at += count;
-          }
+          this.settle(ops, results ?? []);
         },
         (err: unknown) => {
           for (const op of ops) op.fail(err);

@@ -1,6 +1,6 @@
 // Redis-only behaviour of the counter store: pipeline windows, timeouts, read-only replicas.
 import { silentLogger } from '../../../src/lib/logger';
-import { RedisCounterStore } from '../../../src/store';
+import { RedisCounterStore, StoreError } from '../../../src/store';
 import { eventually } from '../../helpers/eventually';
 import { RedisServer } from '../../helpers/redis-server';
 import { inc, rejection } from '../../helpers/store-calls';
@@ -43,6 +43,54 @@ it('fails a command that takes longer than REDIS_TIMEOUT with a transient StoreE
     expect(err.isTransient).toBe(true);
     expect(err.message).toBe('redis backend: Command timed out');
     await blocker.call('CLIENT', 'UNPAUSE');
+  } finally {
+    blocker.disconnect();
+    await f.close();
+  }
+});
+
+it('answers an error reply to its own request only; the rest of the batch counts', async () => {
+  const f = await redisFixture(redis);
+  const admin = redis.client();
+  try {
+    const list = `list_${run}`;
+    await admin.rpush(list, 'x');
+    const [before, wrong, after] = await Promise.allSettled([
+      f.store.increment([inc(`ok1_${run}`)]),
+      f.store.increment([inc(`ok2_${run}`), inc(list)]),
+      f.store.increment([inc(`ok3_${run}`, 3)]),
+    ]);
+    expect(before).toEqual({ status: 'fulfilled', value: [1] });
+    expect(after).toEqual({ status: 'fulfilled', value: [3] });
+    if (wrong.status !== 'rejected') throw new Error('the request with the list key was answered');
+    const err: unknown = wrong.reason;
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).message).toMatch(/^redis backend: WRONGTYPE /);
+    expect((err as StoreError).isTransient).toBe(false);
+    // The good key of the failed request was counted and given its expiry, as a pipeline does.
+    expect(await f.rawValue(`ok2_${run}`)).toBe(1);
+    expect(await admin.ttl(`ok2_${run}`)).toBeGreaterThan(0);
+  } finally {
+    admin.disconnect();
+    await f.close();
+  }
+});
+
+it('after a timeout, the late replies do not answer later requests', async () => {
+  const f = await redisFixture(redis, { REDIS_TIMEOUT: '200ms' });
+  const blocker = redis.client();
+  try {
+    expect(await blocker.call('CLIENT', 'PAUSE', '500', 'WRITE')).toBe('OK');
+    const slow = rejection(f.store.increment([inc(`late_${run}`, 5), inc(`late2_${run}`, 7)]));
+    expect((await slow).message).toBe('redis backend: Command timed out');
+    // The paused batch runs when the pause ends; its replies reach a command long answered.
+    await eventually(async () => (await f.rawValue(`late2_${run}`)) === 7, {
+      what: 'the paused batch to run',
+    });
+    expect(await f.store.increment([inc(`late_${run}`, 1), inc(`late2_${run}`, 1)])).toEqual([
+      6, 8,
+    ]);
+    expect(await f.rawValue(`late_${run}`)).toBe(6);
   } finally {
     blocker.disconnect();
     await f.close();

@@ -1,0 +1,115 @@
+// One ioredis command that carries a whole batch: one write, one timer, one queue entry.
+import { Command, type Redis } from 'ioredis';
+import type { CounterCommand } from './commands';
+import type { Reply } from './ops';
+
+type QueueItem = NonNullable<ReturnType<Redis['commandQueue']['peekBack']>>;
+
+/** Whether the batch command can write `command` itself (the rest go through a pipeline). */
+export function isPlain(command: CounterCommand): boolean {
+  return command.name === 'incrby' || command.name === 'expire' || command.name === 'get';
+}
+
+/** RESP bulk string; keys are measured in bytes, as Redis reads them. */
+function bulk(value: string): string {
+  return `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+}
+
+/** The command in the protocol's array form, as redis-cli or a driver would write it. */
+export function encodePlain(command: CounterCommand): string {
+  switch (command.name) {
+    case 'incrby':
+      return `*3\r\n$6\r\nINCRBY\r\n${bulk(command.key)}${bulk(String(command.hits))}`;
+    case 'expire':
+      return `*3\r\n$6\r\nEXPIRE\r\n${bulk(command.key)}${bulk(String(command.ttlSeconds))}`;
+    case 'get':
+      return `*2\r\n$3\r\nGET\r\n${bulk(command.key)}`;
+    case 'decrementFloored':
+    case 'tokenBucket':
+    case 'tokenBucketEval':
+      throw new Error(`${command.name} is not a plain command`);
+  }
+}
+
+/**
+ * ioredis answers each queued command with exactly one reply. This command is written as the
+ * protocol text of many commands at once and puts itself back at the head of the client's
+ * command queue until it has taken one reply for each of them (as ioredis does itself for a
+ * SUBSCRIBE to several channels), so a batch of N commands costs one Command, one promise,
+ * one timer and one socket write instead of N of each plus a Pipeline. Replies stay in order
+ * on the connection, so the queue stays in step with the server whatever else is sent on it.
+ *
+ * An error reply (WRONGTYPE, READONLY ...) answers only its own command. Any other rejection
+ * comes from the client: the connection closed (the queue was flushed), the stream was not
+ * writable, or the timeout fired; then the whole batch fails at once. After a timeout the
+ * command still takes its late replies, so the queue stays in step.
+ */
+export class BatchCommand extends Command {
+  private readonly replies: Reply[];
+  private taken = 0;
+  private isDelivered = false;
+  /** Whether the client dropped this command from its queue (flushed on close). */
+  private isDropped = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** The client's queue entry for this command, put back while replies are still due. */
+  private item: QueueItem | undefined;
+
+  constructor(
+    private readonly client: Redis,
+    private readonly payload: string,
+    private readonly count: number,
+    private readonly deliver: (outcome: readonly Reply[] | Error) => void,
+  ) {
+    super('incrby', []);
+    this.replies = new Array<Reply>(count);
+    this.resolve = (value: unknown): void => {
+      // As ioredis's own commands answer: bulk strings as UTF-8 text, not bytes.
+      this.take([null, Buffer.isBuffer(value) ? value.toString() : value]);
+    };
+    this.reject = (err: Error): void => {
+      if (err.name === 'ReplyError' && !this.isDropped) this.take([err, null]);
+      else this.drop(err);
+    };
+  }
+
+  /** Writes the batch; the outcome arrives through `deliver`, exactly once. */
+  send(): void {
+    void this.client.sendCommand(this);
+    // Queued at the back unless the client refused it (then reject() has run already).
+    const item = this.client.commandQueue.peekBack();
+    if (item?.command === this) this.item = item;
+  }
+
+  override toWritable(): string {
+    return this.payload;
+  }
+
+  /** ioredis arms its command timeout here; one timer answers for the whole batch. */
+  override setTimeout(ms: number): void {
+    this.timer ??= setTimeout(() => {
+      this.finish(new Error('Command timed out'));
+    }, ms);
+  }
+
+  private take(reply: Reply): void {
+    this.replies[this.taken++] = reply;
+    if (this.taken < this.count && this.item !== undefined) {
+      // The reply was shifted off the queue with this command; the next one is ours too.
+      this.client.commandQueue.unshift(this.item);
+      return;
+    }
+    this.finish(this.replies);
+  }
+
+  private drop(err: Error): void {
+    this.isDropped = true;
+    this.finish(err);
+  }
+
+  private finish(outcome: readonly Reply[] | Error): void {
+    if (this.isDelivered) return;
+    this.isDelivered = true;
+    clearTimeout(this.timer);
+    this.deliver(outcome);
+  }
+}
