@@ -2,7 +2,7 @@
 // turning a classification into statistics and a status, and keeping refusals for operators.
 import type { MatchedLimit, RuleLimit } from '../config';
 import type { RuleStats } from '../stats';
-import type { Classification } from './decide';
+import { classify, type Classification } from './decide';
 import type { CheckEnv, CheckInput } from './limit-check';
 import type { CurrentLimit, DescriptorStatus } from './types';
 
@@ -43,6 +43,43 @@ export function addClassified(stats: RuleStats, c: Classification): void {
   if (c.overLimitHits > 0) stats.overLimit.add(c.overLimitHits);
   if (c.withinLimitHits > 0) stats.withinLimit.add(c.withinLimitHits);
   if (c.shadowHits > 0) stats.shadowMode.add(c.shadowHits);
+}
+
+/**
+ * Judges a request's hits against a counter that went from `before` to `after` (every
+ * algorithm reads its state as one) and adds the near/over/within split to the statistics.
+ */
+export function judgeHits(
+  input: CheckInput,
+  env: CheckEnv,
+  max: number,
+  before: number,
+  after: number,
+): Classification {
+  const c = classify(
+    max,
+    before,
+    after,
+    input.hits,
+    env.settings.nearLimitRatio,
+    input.matched.rule.isShadow,
+  );
+  addClassified(input.stats, c);
+  return c;
+}
+
+/** A refund's answer: it never fails a request and has no over-limit side effects. */
+export function refundStatus(
+  limit: RuleLimit,
+  limitRemaining: number,
+  resetSeconds: number,
+): DescriptorStatus {
+  return {
+    code: 'OK',
+    currentLimit: currentLimitOf(limit),
+    limitRemaining,
+    durationUntilResetSeconds: resetSeconds,
+  };
 }
 
 /** The status of a counted limit; shadow mode answers OK whatever the count. */

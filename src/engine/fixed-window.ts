@@ -6,14 +6,13 @@ import type { RuleStats } from '../stats';
 import type { CounterRead } from '../store';
 import { cacheKey } from './cache-key';
 import {
-  addClassified,
   countedStatus,
   countRequest,
-  currentLimitOf,
+  judgeHits,
   overInLocalCache,
   recordOver,
+  refundStatus,
 } from './check-parts';
-import { classify } from './decide';
 import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
 import type { StoreBatch, StoreResults } from './store-batch';
 import type { DescriptorStatus } from './types';
@@ -107,26 +106,10 @@ export class FixedWindowCheck implements LimitCheck {
     }
     const after = results.increments[this.batchIndex] ?? 0;
     const max = this.rule.requestsPerUnit;
-    if (this.isNegative) {
-      // A refund never fails a request and has no over-limit side effects.
-      return {
-        code: 'OK',
-        currentLimit: currentLimitOf(this.rule),
-        limitRemaining: Math.max(0, max - after),
-        durationUntilResetSeconds: reset,
-      };
-    }
+    if (this.isNegative) return refundStatus(this.rule, Math.max(0, max - after), reset);
     // Held-back hits (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT) split near/over as if they had
     // landed on the unchanged value, as the reference's statistics do.
-    const c = classify(
-      max,
-      after - this.hits,
-      after,
-      this.hits,
-      env.settings.nearLimitRatio,
-      this.limit.rule.isShadow,
-    );
-    addClassified(this.stats, c);
+    const c = judgeHits(this.input, env, max, after - this.hits, after);
     if (c.isOverLimit) recordOver(env, this.input, c.limitRemaining, false);
     // A store's Infinity is an answer, not a count (an open circuit breaker's deny): never cached.
     if (c.isOverLimit && Number.isFinite(after)) env.localCache?.add(this.key, reset);

@@ -5,14 +5,13 @@ import type { LimiterSettings } from '../settings';
 import type { RuleStats } from '../stats';
 import type { CounterRead } from '../store';
 import {
-  addClassified,
   countedStatus,
   countRequest,
-  currentLimitOf,
+  judgeHits,
   overInLocalCache,
   recordOver,
+  refundStatus,
 } from './check-parts';
-import { classify } from './decide';
 import { fixedWindowKey } from './fixed-window';
 import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
 import type { StoreBatch, StoreResults } from './store-batch';
@@ -204,23 +203,8 @@ export class SlidingWindowCheck implements LimitCheck {
     const max = this.rule.requestsPerUnit;
     // The estimate in whole hits: over the limit exactly when the estimate itself is.
     const after = Math.ceil(this.estimate(counts.previous, counts.current));
-    if (this.isNegative) {
-      return {
-        code: 'OK',
-        currentLimit: currentLimitOf(this.rule),
-        limitRemaining: Math.max(0, max - after),
-        durationUntilResetSeconds: reset,
-      };
-    }
-    const c = classify(
-      max,
-      after - this.hits,
-      after,
-      this.hits,
-      env.settings.nearLimitRatio,
-      this.limit.rule.isShadow,
-    );
-    addClassified(this.stats, c);
+    if (this.isNegative) return refundStatus(this.rule, Math.max(0, max - after), reset);
+    const c = judgeHits(this.input, env, max, after - this.hits, after);
     if (c.isOverLimit) recordOver(env, this.input, Math.max(0, max - after), false);
     if (c.isOverLimit && Number.isFinite(after)) {
       const seconds = secondsUntilAdmits(

@@ -5,14 +5,13 @@ import type { RuleStats } from '../stats';
 import type { CounterRead } from '../store';
 import { cacheKey } from './cache-key';
 import {
-  addClassified,
   countedStatus,
   countRequest,
-  currentLimitOf,
+  judgeHits,
   overInLocalCache,
   recordOver,
+  refundStatus,
 } from './check-parts';
-import { classify } from './decide';
 import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
 import type { StoreBatch, StoreResults } from './store-batch';
 import type { DescriptorStatus } from './types';
@@ -156,27 +155,12 @@ export class TokenBucketCheck implements LimitCheck {
     const reset = Number.isFinite(state.tatUs)
       ? secondsUntilFull(state.tatUs, this.nowUs)
       : Math.ceil(this.bucket.toleranceUs / 1e6);
-    if (this.isNegative) {
-      return {
-        code: 'OK',
-        currentLimit: currentLimitOf(this.rule),
-        limitRemaining: left,
-        durationUntilResetSeconds: reset,
-      };
-    }
+    if (this.isNegative) return refundStatus(this.rule, left, reset);
     // The bucket as a counter of hits in use, so near/over/within split as a window's do.
     const burst = this.rule.burst;
     const inUse = burst - left;
     const before = state.isAdmitted ? inUse - this.hits : inUse;
-    const c = classify(
-      burst,
-      before,
-      before + this.hits,
-      this.hits,
-      env.settings.nearLimitRatio,
-      this.limit.rule.isShadow,
-    );
-    addClassified(this.stats, c);
+    judgeHits(this.input, env, burst, before, before + this.hits);
     if (!state.isAdmitted) recordOver(env, this.input, left, false);
     if (!state.isAdmitted && Number.isFinite(state.tatUs)) this.remember(state.tatUs, env);
     return countedStatus(this.limit, this.rule, !state.isAdmitted, left, reset);
