@@ -17,21 +17,24 @@ export function countRequest(stats: RuleStats, hits: number, isNegative: boolean
   else stats.totalHits.add(hits);
 }
 
-/** The answer for a limit the local cache knows to be over: no store, all hits over. */
+/**
+ * The answer for a limit the local cache knows to be over: no store, all hits over, the
+ * refusal kept for operators.
+ */
 export function overInLocalCache(
-  matched: MatchedLimit,
-  stats: RuleStats,
-  limit: RuleLimit,
-  hits: number,
+  input: CheckInput,
+  env: CheckEnv,
   resetSeconds: number,
 ): DescriptorStatus {
-  const { isShadow } = matched.rule;
-  stats.overLimit.add(hits);
-  stats.overLimitWithLocalCache.add(hits);
-  if (isShadow) stats.shadowMode.add(hits);
+  const { isShadow } = input.matched.rule;
+  const stats = input.stats;
+  recordOver(env, input, 0, true);
+  stats.overLimit.add(input.hits);
+  stats.overLimitWithLocalCache.add(input.hits);
+  if (isShadow) stats.shadowMode.add(input.hits);
   return {
     code: isShadow ? 'OK' : 'OVER_LIMIT',
-    currentLimit: currentLimitOf(limit),
+    currentLimit: currentLimitOf(input.limit),
     limitRemaining: 0,
     durationUntilResetSeconds: resetSeconds,
   };

@@ -100,10 +100,7 @@ export class FixedWindowCheck implements LimitCheck {
 
   private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     const reset = this.window.resetSeconds;
-    if (this.isOverInLocalCache) {
-      recordOver(env, this.input, 0, true);
-      return overInLocalCache(this.limit, this.stats, this.rule, this.hits, reset);
-    }
+    if (this.isOverInLocalCache) return overInLocalCache(this.input, env, reset);
     const after = results.increments[this.batchIndex] ?? 0;
     const max = this.rule.requestsPerUnit;
     if (this.isNegative) return refundStatus(this.rule, Math.max(0, max - after), reset);

@@ -195,10 +195,7 @@ export class SlidingWindowCheck implements LimitCheck {
 
   private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     const reset = this.window.resetSeconds;
-    if (this.isOverInLocalCache) {
-      recordOver(env, this.input, 0, true);
-      return overInLocalCache(this.limit, this.stats, this.rule, this.hits, reset);
-    }
+    if (this.isOverInLocalCache) return overInLocalCache(this.input, env, reset);
     const counts = results.slidingWindows[this.batchIndex] ?? { previous: 0, current: 0 };
     const max = this.rule.requestsPerUnit;
     // The estimate in whole hits: over the limit exactly when the estimate itself is.

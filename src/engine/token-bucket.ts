@@ -145,9 +145,8 @@ export class TokenBucketCheck implements LimitCheck {
 
   private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     if (this.isOverInLocalCache) {
-      recordOver(env, this.input, 0, true);
       const refill = Math.ceil(this.bucket.toleranceUs / 1e6);
-      return overInLocalCache(this.limit, this.stats, this.rule, this.hits, refill);
+      return overInLocalCache(this.input, env, refill);
     }
     const state = results.tokenBuckets[this.batchIndex] ?? { isAdmitted: true, tatUs: 0 };
     const left = tokensLeft(this.bucket, state.tatUs, this.nowUs);
