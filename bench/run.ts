@@ -8,6 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
 import type { LoadOptions, LoadResult } from './load';
 import {
@@ -54,6 +55,14 @@ const ONLY = process.env.BENCH_ONLY;
 const WARMUP_MS = 1000;
 /** How long a scenario's fill calls and warm-up may take before the bench gives up. */
 const FILL_TIMEOUT_MS = 600_000;
+const STOP_GRACE_MS = 5000;
+// Another built checkout: each chosen service row runs again on its service right after this
+// one's, in every round, and is compared with it (a change's before and after in one run).
+const BEFORE = process.env.BENCH_BEFORE;
+// Node flags NODE_OPTIONS refuses, such as --cpu-prof, for the service alone.
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '')
+  .split(' ')
+  .filter((a) => a !== '');
 const CORES = coreLayout();
 const WORKERS = process.env.BENCH_WORKERS ?? '1,2';
 const ALL: readonly Scenario[] = [...SCENARIOS, ...CURVES, ...workerScenarios(WORKERS)];
@@ -109,7 +118,7 @@ async function startServer(
       : pinned(
           cores,
           process.execPath,
-          [path.join(ROOT, 'bin', 'ratelimit.js')],
+          [...SERVER_NODE_ARGS, path.join(scenario.serviceRoot ?? ROOT, 'bin', 'ratelimit.js')],
           serviceEnv(scenario, ports, work, redis, otlpPort),
         );
   const output = captureOutput(child);
@@ -207,6 +216,9 @@ async function measure(
     };
   } finally {
     signal('SIGCONT');
+    // SIGTERM lets the service drain and exit, which writes a --cpu-prof profile
+    // (BENCH_SERVER_NODE_OPTIONS); SIGKILL follows if it is still there.
+    await Promise.race([stop(server.child, 'SIGTERM'), delay(STOP_GRACE_MS)]);
     await stop(server.child);
     for (const pid of server.pids()) {
       try {
@@ -292,6 +304,18 @@ async function runRounds(
   });
 }
 
+/** With BENCH_BEFORE, each service row followed by its twin on the other checkout's service. */
+function withBefore(scenarios: readonly Scenario[]): Scenario[] {
+  if (BEFORE === undefined) return [...scenarios];
+  if (!existsSync(path.join(BEFORE, 'dist', 'src', 'main.js')))
+    throw new Error(`BENCH_BEFORE=${BEFORE}: no built service there (run npm run build in it)`);
+  return scenarios.flatMap((s) =>
+    s.server !== 'service'
+      ? [s]
+      : [s, { ...s, name: `${s.name} [before]`, serviceRoot: BEFORE, baseline: s.name }],
+  );
+}
+
 /** The memory store at a million keys, in-process on the server's core (bench/memory-keys.ts). */
 async function runMemoryKeys(): Promise<MemoryKeysResult> {
   const child = pinned(CORES.server, process.execPath, [
@@ -326,8 +350,8 @@ async function main(): Promise<void> {
     s.server !== 'service' ||
     ONLY.split('|').some((f) => (f.startsWith('=') ? s.name === f.slice(1) : s.name.includes(f)));
   // A chosen Redis mode brings its single-Redis baseline along.
-  const scenarios = ALL.filter(
-    (s) => chosen(s) || ALL.some((o) => chosen(o) && o.baseline === s.name),
+  const scenarios = withBefore(
+    ALL.filter((s) => chosen(s) || ALL.some((o) => chosen(o) && o.baseline === s.name)),
   );
   const modes = new Set(scenarios.flatMap((s) => (isDeployed(s.backend) ? [s.backend] : [])));
   const deployments = await startDeployments(modes, CORES.redis, work);

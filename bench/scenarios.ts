@@ -63,6 +63,8 @@ export interface Scenario {
   readonly baseline?: string;
   /** SIGSTOP the backend once the service is up, SIGCONT after: it hangs for the whole run. */
   readonly pauseBackend?: boolean;
+  /** Another checkout whose built service runs this row (BENCH_BEFORE); this one's otherwise. */
+  readonly serviceRoot?: string;
 }
 
 /** Whether the scenario counts in a deployment the bench starts (Redis in a mode, memcached). */
