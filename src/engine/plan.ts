@@ -1,7 +1,7 @@
 // The plan step: which limit applies to each descriptor of a request, and how it is counted.
 import type { Algorithm, ConfigSnapshot, MatchedLimit, RuleLimit } from '../config';
 import { MAX_UINT32 } from '../lib/uint32';
-import { STAT, type StatsStore } from '../stats';
+import { STAT, type RuleStats, type StatsStore } from '../stats';
 import { FixedWindowCheck } from './fixed-window';
 import type { CheckEnv, CheckInput, DescriptorPlan, LimitCheck, NotCounted } from './limit-check';
 import { MultiLimitCheck } from './multi-limit';
@@ -85,6 +85,28 @@ function countedLimits(
   return limits.filter((l) => l.name === undefined || !replaced.has(l.name));
 }
 
+/**
+ * A check's input, spelled out field by field: a spread of `input` here cost about 25 µs per
+ * call in the served process (V8's object-clone path turns slow once several shapes pass
+ * through it), more than the rest of the engine.
+ */
+function checkInput(
+  input: Omit<CheckInput, 'limit' | 'stats' | 'matched'>,
+  matched: MatchedLimit,
+  limit: RuleLimit,
+  stats: RuleStats,
+): CheckInput {
+  return {
+    descriptor: input.descriptor,
+    hits: input.hits,
+    domain: input.domain,
+    nowMs: input.nowMs,
+    matched,
+    limit,
+    stats,
+  };
+}
+
 /** One descriptor's plan; counts the hits of an unlimited rule, which never reach the store. */
 function planDescriptor(
   input: Omit<CheckInput, 'limit' | 'stats' | 'matched'>,
@@ -102,15 +124,12 @@ function planDescriptor(
   const only = all[0];
   if (all.length === 1 && only !== undefined && replaced === undefined) {
     // The common case, without the lists below.
-    return new CHECKS[only.algorithm](
-      { ...input, matched, limit: only, stats: matched.stats },
-      env,
-    );
+    return new CHECKS[only.algorithm](checkInput(input, matched, only, matched.stats), env);
   }
   const limits = countedLimits(matched, replaced);
   const checks = limits.map((limit) => {
     const stats = matched.limitStats[matched.rule.limits.indexOf(limit)] ?? matched.stats;
-    return new CHECKS[limit.algorithm]({ ...input, matched, limit, stats }, env);
+    return new CHECKS[limit.algorithm](checkInput(input, matched, limit, stats), env);
   });
   if (checks.length === 1 && checks[0] !== undefined) return checks[0];
   return checks.length === 0 ? NO_LIMIT : new MultiLimitCheck(checks);
