@@ -107,8 +107,9 @@ function issue17(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] 
   }
   if (memoryKeys !== undefined) {
     out.push({
-      target: '#5. memory, 1M keys: no pause over 10 ms from expiry sweeping (CPU between turns)',
-      measured: `${memoryKeys.longestSweepPauseMs.toFixed(1)} ms (wall ${memoryKeys.longestSweepGapWallMs.toFixed(1)} ms; one unsliced pass ${memoryKeys.fullPassMs.toFixed(0)} ms)`,
+      target:
+        '#5. memory, 1M keys: no pause over 10 ms from expiry sweeping (CPU between turns, warm)',
+      measured: `${memoryKeys.longestSweepPauseMs.toFixed(1)} ms (wall ${memoryKeys.longestSweepGapWallMs.toFixed(1)} ms; first sweep of the process ${memoryKeys.firstSweepPauseMs.toFixed(1)} ms; one unsliced pass ${memoryKeys.fullPassMs.toFixed(0)} ms)`,
       isMet: memoryKeys.longestSweepPauseMs <= 10,
     });
   }

@@ -76,6 +76,23 @@ describe('the memory store sweep', () => {
     await store.close();
   });
 
+  it('sweeps in the background a slice at a time, letting other work run between slices', async () => {
+    const clock = new ManualClock(T0);
+    const store = new MemoryCounterStore({ clock, sweepIntervalMs: 1 });
+    // Enough keys that no machine deletes them all within one slice's 2 ms.
+    for (let i = 0; i < 100_000; i++) store.incrementNow([hit(`due${i}`, 1)]);
+    store.incrementNow([hit('live', 3600)]);
+    clock.advance(3000);
+    let turnsWhileSweeping = 0;
+    for (let turn = 0; turn < 100_000 && store.size > 1; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (store.size > 1 && store.size < 100_001) turnsWhileSweeping += 1;
+    }
+    expect(store.size).toBe(1);
+    expect(turnsWhileSweeping).toBeGreaterThan(1);
+    await store.close();
+  });
+
   it('looks only at due keys: with nothing due a sweep of one step finishes', async () => {
     const { clock, store } = stores();
     for (let i = 0; i < 10_000; i++) store.incrementNow([hit(`live${i}`, 3600)]);
