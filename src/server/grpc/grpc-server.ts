@@ -16,6 +16,7 @@ import { GrpcHealthService, HEALTH_CHECK, HEALTH_WATCH } from './health-service'
 import { SHOULD_RATE_LIMIT, shouldRateLimitMethod, type Decider } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { Sessions } from './sessions';
+import { TimeoutQueue } from './timeout-queue';
 import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
 import type { UnaryReading } from './unary';
 
@@ -48,15 +49,18 @@ export class RateLimitGrpcServer {
   private readonly secure: SecureGrpcServer | undefined;
   private readonly healthService: GrpcHealthService;
   private readonly sessions: Sessions;
+  private readonly bodyTimeouts: TimeoutQueue;
 
   constructor(private readonly options: GrpcServerOptions) {
     const { engine, health, stats, logger, limits, lastResort, tracer } = options;
     const connection = limits.connection;
+    this.bodyTimeouts = new TimeoutQueue(connection.headerTimeoutMs);
     const reading: UnaryReading = {
       logger,
       lastResort,
       maxRequestBytes: limits.request.maxRequestBytes,
       headerTimeoutMs: connection.headerTimeoutMs,
+      bodyTimeouts: this.bodyTimeouts,
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
     this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
@@ -116,5 +120,6 @@ export class RateLimitGrpcServer {
     this.healthService.close();
     this.secure?.close();
     await this.sessions.drain(this.server, graceMs);
+    this.bodyTimeouts.clear();
   }
 }

@@ -4,7 +4,7 @@ import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { toEdgeError } from '../errors';
 import type { LastResort } from '../last-resort';
-import { ACCEPT_ENCODING, CallError, encodeStatusMessage, type GrpcStatus } from './protocol';
+import { ACCEPT_ENCODING, CallError, encodeStatusMessage, GrpcStatus } from './protocol';
 
 // Shared, never mutated: node:http2 reads header objects without keeping them.
 const RESPONSE_HEADERS: http2.OutgoingHttpHeaders = Object.freeze({
@@ -71,4 +71,23 @@ export function failCall(
   else if (edge.kind === 'backend')
     report.logger.warn('rate limit request failed', { error: describeError(err) });
   sendStatus(stream, edge.grpcCode, edge.message);
+}
+
+/**
+ * The last resort on a call's path: `err` (thrown where nothing expected it) is logged and
+ * counted, and the call answered INTERNAL. Inline try/catch with this, rather than
+ * LastResort.guard, keeps the hot path free of two closures per call.
+ */
+export function answerInternal(
+  stream: http2.ServerHttp2Stream,
+  err: unknown,
+  lastResort: LastResort,
+  where: string,
+): void {
+  lastResort.report(err, where);
+  try {
+    sendStatus(stream, GrpcStatus.INTERNAL, 'internal error');
+  } catch (answerErr: unknown) {
+    lastResort.report(answerErr, `${where} (answering)`);
+  }
 }

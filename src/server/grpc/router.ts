@@ -2,7 +2,7 @@
 import type http2 from 'node:http2';
 import type { LastResort } from '../last-resort';
 import { ACCEPT_ENCODING, GrpcStatus, isAcceptedEncoding } from './protocol';
-import { END_STREAM, sendStatus } from './replies';
+import { answerInternal, END_STREAM, sendStatus } from './replies';
 
 /** A grpc-encoding this server reads; undefined is identity. */
 export type RequestEncoding = 'identity' | 'gzip' | 'deflate' | undefined;
@@ -59,14 +59,10 @@ export function routeCalls(
   };
   return (stream, headers) => {
     stream.on('error', ignore);
-    lastResort.guard(
-      'gRPC call',
-      () => {
-        route(stream, headers);
-      },
-      () => {
-        sendStatus(stream, GrpcStatus.INTERNAL, 'internal error');
-      },
-    );
+    try {
+      route(stream, headers);
+    } catch (err: unknown) {
+      answerInternal(stream, err, lastResort, 'gRPC call');
+    }
   };
 }

@@ -30,6 +30,8 @@ function unrefTimer(ms: number, run: () => void): NodeJS.Timeout {
 /** One connection's open calls and its idle timer. */
 interface Tracked {
   streams: number;
+  /** When the last call closed (performance.now()); the idle timer checks it when it fires. */
+  idleSinceMs: number;
   idleTimer: NodeJS.Timeout | undefined;
 }
 
@@ -48,7 +50,7 @@ export class Sessions {
 
   /** The server's 'session' listener. */
   readonly add = (session: http2.Http2Session): void => {
-    const tracked: Tracked = { streams: 0, idleTimer: undefined };
+    const tracked: Tracked = { streams: 0, idleSinceMs: performance.now(), idleTimer: undefined };
     this.open.set(session, tracked);
     session.on('error', ignore);
     const { maxConnectionAgeMs, maxConnectionAgeGraceMs, headerTimeoutMs } = this.times;
@@ -81,19 +83,26 @@ export class Sessions {
     const session = stream.session;
     const tracked = session === undefined ? undefined : this.open.get(session);
     if (session === undefined || tracked === undefined) return;
+    // The idle timer stays armed through calls: re-arming it per call cost a timer each.
     tracked.streams += 1;
-    clearTimeout(tracked.idleTimer);
-    tracked.idleTimer = undefined;
     stream.once('close', () => {
       tracked.streams -= 1;
-      if (tracked.streams === 0) this.armIdle(session, tracked);
+      if (tracked.streams > 0) return;
+      tracked.idleSinceMs = performance.now();
+      if (tracked.idleTimer === undefined) this.armIdle(session, tracked);
     });
   };
 
-  private armIdle(session: http2.Http2Session, tracked: Tracked): void {
-    tracked.idleTimer = unrefTimer(this.times.idleTimeoutMs, () => {
+  /** Closes the connection once it has had no call open for IDLE_TIMEOUT. */
+  private armIdle(session: http2.Http2Session, tracked: Tracked, ms?: number): void {
+    tracked.idleTimer = unrefTimer(ms ?? this.times.idleTimeoutMs, () => {
+      tracked.idleTimer = undefined;
+      // Busy now: the last call to close arms it again.
+      if (tracked.streams > 0 || session.closed || session.destroyed) return;
+      const left = tracked.idleSinceMs + this.times.idleTimeoutMs - performance.now();
       // A GOAWAY: the client opens a new connection for its next call.
-      if (tracked.streams === 0 && !session.closed && !session.destroyed) session.close();
+      if (left <= 0) session.close();
+      else this.armIdle(session, tracked, left);
     });
   }
 

@@ -11,7 +11,8 @@ import {
   uncompressed,
   type FramedMessage,
 } from './protocol';
-import { failCall, sendStatus } from './replies';
+import { answerInternal, failCall } from './replies';
+import type { TimeoutQueue } from './timeout-queue';
 
 /** What reading a request needs: its limits, and where to report what goes wrong. */
 export interface UnaryReading {
@@ -21,6 +22,8 @@ export interface UnaryReading {
   readonly maxRequestBytes: number;
   /** HEADER_TIMEOUT: the whole request must have arrived by then. */
   readonly headerTimeoutMs: number;
+  /** The server's queue of bodies still arriving, HEADER_TIMEOUT each. */
+  readonly bodyTimeouts: TimeoutQueue;
 }
 
 /**
@@ -71,8 +74,8 @@ function readBody(
   let isSettled = false;
   const settle = (): void => {
     isSettled = true;
-    clearTimeout(timer);
-    buffered(session, -held);
+    reading.bodyTimeouts.remove(timeout);
+    if (held > 0) buffered(session, -held);
     held = 0;
   };
   const refuse = (err: CallError): void => {
@@ -81,12 +84,11 @@ function readBody(
     rest = undefined;
     onError(err);
   };
-  const timer = setTimeout(() => {
+  const timeout = reading.bodyTimeouts.add(() => {
     if (isSettled) return;
     refuse(bodyTooSlow(reading));
     stream.close();
-  }, reading.headerTimeoutMs);
-  timer.unref();
+  });
   stream.on('data', (chunk: Buffer) => {
     if (isSettled) return;
     size += chunk.length;
@@ -136,15 +138,11 @@ export function readUnary(
         failCall(stream, err, reading);
         return;
       }
-      lastResort.guard(
-        'gRPC call',
-        () => {
-          handle(message);
-        },
-        () => {
-          sendStatus(stream, GrpcStatus.INTERNAL, 'internal error');
-        },
-      );
+      try {
+        handle(message);
+      } catch (err: unknown) {
+        answerInternal(stream, err, lastResort, 'gRPC call');
+      }
     },
     (err) => {
       failCall(stream, err, reading);
