@@ -56,6 +56,7 @@ const WARMUP_MS = 1000;
 /** How long a scenario's fill calls and warm-up may take before the bench gives up. */
 const FILL_TIMEOUT_MS = 600_000;
 const STOP_GRACE_MS = 5000;
+const PORT_ATTEMPTS = 3;
 // Another built checkout: each chosen service row runs again on its service right after this
 // one's, in every round, and is compared with it (a change's before and after in one run).
 const BEFORE = process.env.BENCH_BEFORE;
@@ -99,12 +100,38 @@ function serviceEnv(
   };
 }
 
+interface Started {
+  child: ChildProcess;
+  port: number;
+  pids: () => number[];
+}
+
+/**
+ * Starts the scenario's server, choosing its ports again when one was taken between being
+ * found free and being bound (an outgoing connection can take it as its own port).
+ */
 async function startServer(
   scenario: Scenario,
   redis: Deployment | undefined,
   work: string,
   otlpPort: number,
-): Promise<{ child: ChildProcess; port: number; pids: () => number[] }> {
+): Promise<Started> {
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnce(scenario, redis, work, otlpPort);
+    if (started !== 'port taken' || attempt === PORT_ATTEMPTS) {
+      if (started === 'port taken')
+        throw new Error(`${scenario.name}: ports taken ${attempt} times`);
+      return started;
+    }
+  }
+}
+
+async function startOnce(
+  scenario: Scenario,
+  redis: Deployment | undefined,
+  work: string,
+  otlpPort: number,
+): Promise<Started | 'port taken'> {
   const ports = { http: await freePort(), grpc: await freePort(), debug: await freePort() };
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
   const cores = scenario.name.includes('WORKERS=') ? serverCores(scenario.workers) : CORES.server;
@@ -125,10 +152,13 @@ async function startServer(
   // taskset execs the command, so the child's id is the server's (or the supervisor's).
   const pids = (): number[] =>
     scenario.workers > 1 ? childrenOf(child.pid) : child.pid === undefined ? [] : [child.pid];
+  const hasExited = (): boolean => child.exitCode !== null || child.signalCode !== null;
   await waitFor(
-    async () => (await canConnect(port)) && pids().length === scenario.workers,
+    async () => hasExited() || ((await canConnect(port)) && pids().length === scenario.workers),
     () => `${scenario.name} to listen:\n${output()}`,
   );
+  if (hasExited() && output().includes('EADDRINUSE')) return 'port taken';
+  if (hasExited()) throw new Error(`${scenario.name} exited:\n${output()}`);
   return { child, port, pids };
 }
 
