@@ -18,9 +18,13 @@ export function rawRequest(
     socket.on('data', (chunk: Buffer) => {
       text += chunk.toString('latin1');
     });
-    socket.on('error', (err) => {
+    socket.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(err);
+      // A server that answers a request it cannot parse and closes at once may reset the
+      // connection while our bytes are still arriving: the answer it sent first still counts.
+      const match = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      if (err.code === 'ECONNRESET' && match !== null) resolve({ status: Number(match[1]), text });
+      else reject(err);
     });
     socket.on('close', () => {
       clearTimeout(timer);
