@@ -2,79 +2,45 @@
 // it asks for, and what the counter after that change means (status and rule statistics).
 import type { DescriptorEntry, MatchedLimit, RuleLimit } from '../config';
 import type { LimiterSettings } from '../settings';
-import type { RuleStats } from '../stats';
-import type { CounterRead } from '../store';
 import { cacheKey } from './cache-key';
 import {
   countedStatus,
-  countRequest,
   judgeHits,
   overInLocalCache,
   recordOver,
   refundStatus,
 } from './check-parts';
-import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
+import type { CheckEnv, CheckInput } from './limit-check';
+import { OneLimitCheck } from './one-limit-check';
 import type { StoreBatch, StoreResults } from './store-batch';
 import type { DescriptorStatus } from './types';
 import { windowOf, type Window } from './windows';
 
 /** A counter per window of the limit's unit, keyed in the reference's format. */
-export class FixedWindowCheck implements LimitCheck {
-  readonly kind = 'check';
-  readonly limit: MatchedLimit;
-  readonly hits: number;
-  readonly isNegative: boolean;
-  readonly isOverInLocalCache: boolean;
-  private readonly input: CheckInput;
-  private readonly rule: RuleLimit;
-  private readonly stats: RuleStats;
+export class FixedWindowCheck extends OneLimitCheck {
   private readonly window: Window;
-  private readonly key: string;
-  /** Hits sent to the store: the request's, or 0 when held back. */
-  private sentHits: number;
-  /** Position of this check's change in the store batch, or -1 when it sent none. */
-  private batchIndex = -1;
-  private result: DescriptorStatus | undefined;
 
-  /** Plans the check and counts the request's hits as total (or total negative) hits. */
   constructor(input: CheckInput, env: CheckEnv) {
-    const settings = env.settings;
-    this.input = input;
-    this.limit = input.matched;
-    this.rule = input.limit;
-    this.stats = input.stats;
-    this.hits = input.hits;
-    this.window = windowOf(
-      this.rule.unit,
+    const window = windowOf(
+      input.limit.unit,
       Math.floor(input.nowMs / 1000),
-      settings.useCalendarMonth,
+      env.settings.useCalendarMonth,
     );
-    this.key = fixedWindowKey(
+    const key = fixedWindowKey(
       input.matched,
-      this.rule,
+      input.limit,
       input.domain,
       input.descriptor.entries,
-      this.window,
-      settings,
+      window,
+      env.settings,
     );
-    this.isNegative = input.descriptor.isNegativeHits;
-    this.sentHits = input.hits;
-    countRequest(this.stats, input.hits, this.isNegative);
-    this.isOverInLocalCache = !this.isNegative && env.localCache?.has(this.key) === true;
-  }
-
-  toRead(): readonly CounterRead[] {
-    if (this.isOverInLocalCache) return [];
-    return [{ key: this.key, isPerSecond: this.rule.unit === 'SECOND' }];
+    super(input, env, key);
+    this.window = window;
   }
 
   exceeding(current: readonly number[]): readonly boolean[] {
     if (this.isOverInLocalCache) return [true];
     return [(current[0] ?? 0) + this.hits > this.rule.requestsPerUnit];
-  }
-
-  holdBack(exceeding: readonly boolean[] | undefined): void {
-    if (exceeding?.[0] !== true) this.sentHits = 0;
   }
 
   addTo(batch: StoreBatch): void {
@@ -84,21 +50,12 @@ export class FixedWindowCheck implements LimitCheck {
       key: this.key,
       hits: this.sentHits,
       ttlSeconds: this.window.expirySeconds + batch.ttlJitterSeconds(),
-      isPerSecond: this.rule.unit === 'SECOND',
+      isPerSecond: this.isPerSecond,
       isNegative: this.isNegative,
     });
   }
 
-  status(results: StoreResults, env: CheckEnv): DescriptorStatus {
-    this.result = this.decide(results, env);
-    return this.result;
-  }
-
-  reports(): readonly LimitReport[] {
-    return this.result === undefined ? [] : [{ limit: this.rule, status: this.result }];
-  }
-
-  private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
+  protected decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     const reset = this.window.resetSeconds;
     if (this.isOverInLocalCache) return overInLocalCache(this.input, env, reset);
     const after = results.increments[this.batchIndex] ?? 0;

@@ -2,18 +2,17 @@
 // weighted by how far the current window has run.
 import type { DescriptorEntry, MatchedLimit, RuleLimit, Unit } from '../config';
 import type { LimiterSettings } from '../settings';
-import type { RuleStats } from '../stats';
 import type { CounterRead } from '../store';
 import {
   countedStatus,
-  countRequest,
   judgeHits,
   overInLocalCache,
   recordOver,
   refundStatus,
 } from './check-parts';
 import { fixedWindowKey } from './fixed-window';
-import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
+import type { CheckEnv, CheckInput } from './limit-check';
+import { OneLimitCheck } from './one-limit-check';
 import type { StoreBatch, StoreResults } from './store-batch';
 import type { DescriptorStatus } from './types';
 import { windowOf, type Window } from './windows';
@@ -97,61 +96,40 @@ export function slidingWindowKeys(
  * the estimate. The current window's key lives through the next window too, where it is read as
  * the previous one.
  */
-export class SlidingWindowCheck implements LimitCheck {
-  readonly kind = 'check';
-  readonly limit: MatchedLimit;
-  readonly hits: number;
-  readonly isNegative: boolean;
-  readonly isOverInLocalCache: boolean;
-  private readonly input: CheckInput;
-  private readonly rule: RuleLimit;
-  private readonly stats: RuleStats;
+export class SlidingWindowCheck extends OneLimitCheck {
   private readonly window: Window;
-  private readonly key: string;
   private readonly previousKey: string;
   private readonly elapsedMs: number;
   private readonly windowMs: number;
   private readonly ttlSeconds: number;
-  private sentHits: number;
-  private batchIndex = -1;
-  private result: DescriptorStatus | undefined;
 
   constructor(input: CheckInput, env: CheckEnv) {
-    this.input = input;
-    this.limit = input.matched;
-    this.rule = input.limit;
-    this.stats = input.stats;
-    this.hits = input.hits;
-    const position = slidingPositionOf(this.rule.unit, input.nowMs, env.settings.useCalendarMonth);
-    this.window = position.window;
-    this.windowMs = position.windowMs;
-    this.elapsedMs = position.elapsedMs;
-    this.ttlSeconds = position.ttlSeconds;
+    const position = slidingPositionOf(
+      input.limit.unit,
+      input.nowMs,
+      env.settings.useCalendarMonth,
+    );
     const keys = slidingWindowKeys(
       input.matched,
-      this.rule,
+      input.limit,
       input.domain,
       input.descriptor.entries,
       position,
       env.settings,
     );
-    this.key = keys.current;
+    super(input, env, keys.current);
     this.previousKey = keys.previous;
-    this.isNegative = input.descriptor.isNegativeHits;
-    this.sentHits = input.hits;
-    countRequest(this.stats, input.hits, this.isNegative);
-    this.isOverInLocalCache = !this.isNegative && env.localCache?.has(this.key) === true;
-  }
-
-  private get isPerSecond(): boolean {
-    return this.rule.unit === 'SECOND';
+    this.window = position.window;
+    this.windowMs = position.windowMs;
+    this.elapsedMs = position.elapsedMs;
+    this.ttlSeconds = position.ttlSeconds;
   }
 
   private estimate(previous: number, current: number): number {
     return slidingEstimate(previous, current, this.elapsedMs / this.windowMs);
   }
 
-  toRead(): readonly CounterRead[] {
+  override toRead(): readonly CounterRead[] {
     if (this.isOverInLocalCache) return [];
     return [
       { key: this.key, isPerSecond: this.isPerSecond },
@@ -163,10 +141,6 @@ export class SlidingWindowCheck implements LimitCheck {
     if (this.isOverInLocalCache) return [true];
     const estimate = this.estimate(current[1] ?? 0, current[0] ?? 0);
     return [estimate + this.hits > this.rule.requestsPerUnit];
-  }
-
-  holdBack(exceeding: readonly boolean[] | undefined): void {
-    if (exceeding?.[0] !== true) this.sentHits = 0;
   }
 
   addTo(batch: StoreBatch): void {
@@ -184,16 +158,7 @@ export class SlidingWindowCheck implements LimitCheck {
     });
   }
 
-  status(results: StoreResults, env: CheckEnv): DescriptorStatus {
-    this.result = this.decide(results, env);
-    return this.result;
-  }
-
-  reports(): readonly LimitReport[] {
-    return this.result === undefined ? [] : [{ limit: this.rule, status: this.result }];
-  }
-
-  private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
+  protected decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     const reset = this.window.resetSeconds;
     if (this.isOverInLocalCache) return overInLocalCache(this.input, env, reset);
     const counts = results.slidingWindows[this.batchIndex] ?? { previous: 0, current: 0 };

@@ -1,18 +1,16 @@
 // The token bucket (GCRA) decision for one limit: one key holds the theoretical arrival time.
 import { UNIT_SECONDS, type DescriptorEntry, type MatchedLimit, type RuleLimit } from '../config';
 import type { LimiterSettings } from '../settings';
-import type { RuleStats } from '../stats';
-import type { CounterRead } from '../store';
 import { cacheKey } from './cache-key';
 import {
   countedStatus,
-  countRequest,
   judgeHits,
   overInLocalCache,
   recordOver,
   refundStatus,
 } from './check-parts';
-import type { CheckEnv, CheckInput, LimitCheck, LimitReport } from './limit-check';
+import type { CheckEnv, CheckInput } from './limit-check';
+import { OneLimitCheck } from './one-limit-check';
 import type { StoreBatch, StoreResults } from './store-batch';
 import type { DescriptorStatus } from './types';
 
@@ -64,60 +62,27 @@ export function tokenBucketKey(
  * does not move the TAT, so it costs nothing. The key carries no window:
  * `<prefix><domain>_<entries>_tat_<unit>`.
  */
-export class TokenBucketCheck implements LimitCheck {
-  readonly kind = 'check';
-  readonly limit: MatchedLimit;
-  readonly hits: number;
-  readonly isNegative: boolean;
-  readonly isOverInLocalCache: boolean;
-  private readonly input: CheckInput;
-  private readonly rule: RuleLimit;
-  private readonly stats: RuleStats;
+export class TokenBucketCheck extends OneLimitCheck {
   private readonly bucket: Bucket;
-  private readonly key: string;
   private readonly nowUs: number;
-  private sentHits: number;
-  private batchIndex = -1;
-  private result: DescriptorStatus | undefined;
 
   constructor(input: CheckInput, env: CheckEnv) {
-    this.input = input;
-    this.limit = input.matched;
-    this.rule = input.limit;
-    this.stats = input.stats;
-    this.hits = input.hits;
-    this.bucket = bucketOf(this.rule);
-    this.nowUs = Math.round(input.nowMs * 1000);
-    this.key = tokenBucketKey(
+    const key = tokenBucketKey(
       input.matched,
-      this.rule,
+      input.limit,
       input.domain,
       input.descriptor.entries,
       env.settings,
     );
-    this.isNegative = input.descriptor.isNegativeHits;
-    this.sentHits = input.hits;
-    countRequest(this.stats, input.hits, this.isNegative);
-    this.isOverInLocalCache = !this.isNegative && env.localCache?.has(this.key) === true;
-  }
-
-  private get isPerSecond(): boolean {
-    return this.rule.unit === 'SECOND';
-  }
-
-  toRead(): readonly CounterRead[] {
-    if (this.isOverInLocalCache) return [];
-    return [{ key: this.key, isPerSecond: this.isPerSecond }];
+    super(input, env, key);
+    this.bucket = bucketOf(this.rule);
+    this.nowUs = Math.round(input.nowMs * 1000);
   }
 
   exceeding(current: readonly number[]): readonly boolean[] {
     if (this.isOverInLocalCache) return [true];
     const tat = Math.max(current[0] ?? 0, this.nowUs);
     return [tat + this.hits * this.bucket.emissionUs - this.nowUs > this.bucket.toleranceUs];
-  }
-
-  holdBack(exceeding: readonly boolean[] | undefined): void {
-    if (exceeding?.[0] !== true) this.sentHits = 0;
   }
 
   addTo(batch: StoreBatch): void {
@@ -134,16 +99,7 @@ export class TokenBucketCheck implements LimitCheck {
     });
   }
 
-  status(results: StoreResults, env: CheckEnv): DescriptorStatus {
-    this.result = this.decide(results, env);
-    return this.result;
-  }
-
-  reports(): readonly LimitReport[] {
-    return this.result === undefined ? [] : [{ limit: this.rule, status: this.result }];
-  }
-
-  private decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
+  protected decide(results: StoreResults, env: CheckEnv): DescriptorStatus {
     if (this.isOverInLocalCache) {
       const refill = Math.ceil(this.bucket.toleranceUs / 1e6);
       return overInLocalCache(this.input, env, refill);
