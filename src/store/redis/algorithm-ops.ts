@@ -7,7 +7,7 @@ import type {
 } from '../counter-store';
 import { StoreError } from '../errors';
 import type { CounterCommand } from './commands';
-import { toStoreError, type PipelineOp, type Reply } from './ops';
+import { pushChange, toStoreError, type PipelineOp, type Reply } from './ops';
 
 function asNumber(value: unknown): number {
   if (typeof value === 'number') return value;
@@ -32,19 +32,7 @@ export class SlidingWindowOp implements PipelineOp {
     private readonly reject: (err: StoreError) => void,
   ) {
     for (const { current, previousKey } of items) {
-      if (current.isNegative) {
-        this.commands.push({
-          name: 'decrementFloored',
-          key: current.key,
-          hits: current.hits,
-          ttlSeconds: current.ttlSeconds,
-        });
-      } else {
-        this.commands.push(
-          { name: 'incrby', key: current.key, hits: current.hits },
-          { name: 'expire', key: current.key, ttlSeconds: current.ttlSeconds },
-        );
-      }
+      pushChange(this.commands, current);
       this.commands.push({ name: 'get', key: previousKey });
     }
   }

@@ -7,6 +7,26 @@ import type { CounterCommand } from './commands';
 /** A command's outcome: an error, or null and the reply. */
 export type Reply = readonly [Error | null, unknown];
 
+/**
+ * The commands of one counter change: INCRBY + EXPIRE (every counted key gets its expiry, as
+ * the reference does), or the floored decrement of a refund. One reply each.
+ */
+export function pushChange(commands: CounterCommand[], change: CounterIncrement): void {
+  if (change.isNegative) {
+    commands.push({
+      name: 'decrementFloored',
+      key: change.key,
+      hits: change.hits,
+      ttlSeconds: change.ttlSeconds,
+    });
+  } else {
+    commands.push(
+      { name: 'incrby', key: change.key, hits: change.hits },
+      { name: 'expire', key: change.key, ttlSeconds: change.ttlSeconds },
+    );
+  }
+}
+
 /** One request's commands, answered once all their replies are in. */
 export interface PipelineOp {
   /** The commands, in order; settle() receives one reply for each. */
@@ -68,21 +88,7 @@ export class IncrementOp implements PipelineOp {
     private readonly resolve: (values: number[]) => void,
     private readonly reject: (err: StoreError) => void,
   ) {
-    for (const item of items) {
-      if (item.isNegative) {
-        this.commands.push({
-          name: 'decrementFloored',
-          key: item.key,
-          hits: item.hits,
-          ttlSeconds: item.ttlSeconds,
-        });
-      } else {
-        this.commands.push(
-          { name: 'incrby', key: item.key, hits: item.hits },
-          { name: 'expire', key: item.key, ttlSeconds: item.ttlSeconds },
-        );
-      }
-    }
+    for (const item of items) pushChange(this.commands, item);
   }
 
   settle(replies: readonly Reply[]): void {
