@@ -1,0 +1,107 @@
+// The bench prints each performance target as met or not from same-round ratios: the verdicts
+// must follow the issues' thresholds exactly, on either side of each.
+import type { MemoryKeysResult } from '../../../bench/memory-keys';
+import type { Measurement, Row } from '../../../bench/report';
+import { NAMES, scenario } from '../../../bench/scenarios';
+import { targets } from '../../../bench/targets';
+
+function measurement(answersPerSecond: number, serverCpu = 1, p99 = 1): Measurement {
+  return {
+    answersPerSecond,
+    latencyMs: { p50: p99 / 2, p90: p99, p99, max: p99 },
+    serverCpu,
+    supervisorCpu: undefined,
+    loadCpu: 0.2,
+    backendCpu: undefined,
+    peakRssMiB: 100,
+    unexpected: 0,
+    outcomes: { OK: answersPerSecond },
+    redisCommandsPerAnswer: undefined,
+  };
+}
+
+function row(name: string, fields: Partial<Row> & { median?: Measurement } = {}): Row {
+  const median = fields.median ?? measurement(10_000);
+  return {
+    scenario: scenario({ name, bodies: () => [] }),
+    median,
+    rounds: [median],
+    ratio: undefined,
+    limitRatio: undefined,
+    limitCostRatio: undefined,
+    baselineRatio: undefined,
+    ...fields,
+  };
+}
+
+const SWEEP: MemoryKeysResult = {
+  keys: 1_000_000,
+  incrementsPerSecondSmall: 4e6,
+  incrementsPerSecondLarge: 8e5,
+  rssMiBLarge: 300,
+  longestSweepPauseMs: 4.5,
+  longestSweepGapWallMs: 4.6,
+  firstSweepPauseMs: 9,
+  fullPassMs: 400,
+};
+
+/** The verdict printed for the target whose text starts with `prefix`. */
+function verdict(rows: Row[], prefix: string, memoryKeys?: MemoryKeysResult): boolean | undefined {
+  const found = targets(rows, memoryKeys).filter((t) => t.target.startsWith(prefix));
+  expect(found).toHaveLength(1);
+  return found[0]?.isMet;
+}
+
+describe('the issue 17 targets the bench prints', () => {
+  it('#1 and #3: a share of the node:http2 limit, met from the threshold up', () => {
+    expect(verdict([row(NAMES.redisOne, { limitRatio: 0.75 })], '#1.')).toBe(true);
+    expect(verdict([row(NAMES.redisOne, { limitRatio: 0.749 })], '#1.')).toBe(false);
+    expect(verdict([row(NAMES.memoryOne, { limitRatio: 0.9 })], '#3.')).toBe(true);
+    expect(verdict([row(NAMES.memoryOne, { limitRatio: 0.89 })], '#3.')).toBe(false);
+  });
+
+  it('#2: 1.3x the grpc-js ceiling and a p99 under 3 ms at 16 in flight, judged apart', () => {
+    const fast = row(NAMES.redisOne16, { ratio: 1.3, median: measurement(8000, 1, 2.9) });
+    const slow = row(NAMES.redisOne16, { ratio: 1.29, median: measurement(8000, 1, 3) });
+    const both = (r: Row): (boolean | undefined)[] =>
+      targets([r])
+        .filter((t) => t.target.startsWith('#2.'))
+        .map((t) => t.isMet);
+    expect(both(fast)).toEqual([true, true]);
+    expect(both(slow)).toEqual([false, false]);
+  });
+
+  it('#4: the cost of a descriptor against a 1-descriptor call, by CPU per answer', () => {
+    // 100 µs per 1-descriptor call; 10 descriptors at 330 µs is 33 µs each, at 340 µs 34 µs.
+    const one = row(NAMES.redisOne, { median: measurement(10_000, 1) });
+    const cheap = row(NAMES.redisTen, { median: measurement(10_000 / 3.3, 1) });
+    const dear = row(NAMES.redisTen, { median: measurement(10_000 / 3.4, 1) });
+    expect(verdict([one, cheap], '#4.')).toBe(true);
+    expect(verdict([one, dear], '#4.')).toBe(false);
+  });
+
+  it('#5: a million keys within 10% of 10,000, and the warm sweep pause at most 10 ms', () => {
+    const small = row(NAMES.memoryTenThousand, { median: measurement(10_000) });
+    expect(
+      verdict(
+        [small, row(NAMES.memoryMillion, { median: measurement(9000) })],
+        '#5. memory, 1M distinct',
+      ),
+    ).toBe(true);
+    expect(
+      verdict(
+        [small, row(NAMES.memoryMillion, { median: measurement(8999) })],
+        '#5. memory, 1M distinct',
+      ),
+    ).toBe(false);
+    expect(verdict([], '#5. memory, 1M keys', SWEEP)).toBe(true);
+    expect(verdict([], '#5. memory, 1M keys', { ...SWEEP, longestSweepPauseMs: 10.1 })).toBe(false);
+  });
+
+  it('prints nothing for a target whose rows did not run', () => {
+    expect(targets([row(NAMES.memoryOne16)]).map((t) => t.target)).toEqual([
+      'issue 5 #3. memory, 16 in flight: p99 < 2 ms',
+    ]);
+    expect(targets([])).toEqual([]);
+  });
+});
