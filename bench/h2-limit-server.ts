@@ -30,10 +30,9 @@ function sendTrailers(this: http2.ServerHttp2Stream): void {
   this.sendTrailers(TRAILERS);
 }
 
-if (require.main === module) {
+/** The limit server, answering every call with the no-op grpc-js server's constant answer. */
+export function createLimitServer(): http2.Http2Server {
   const frame = constantFrame();
-  // Exiting through process.exit lets `node --cpu-prof` write its profile.
-  process.once('SIGTERM', () => process.exit(0));
   const server = http2.createServer();
   server.on('stream', (stream) => {
     stream.on('error', ignore);
@@ -45,6 +44,13 @@ if (require.main === module) {
     });
   });
   server.on('sessionError', ignore);
+  return server;
+}
+
+if (require.main === module) {
+  // Exiting through process.exit lets `node --cpu-prof` write its profile.
+  process.once('SIGTERM', () => process.exit(0));
+  const server = createLimitServer();
   server.listen(Number(process.argv[2] ?? '0'), '127.0.0.1', () => {
     const address = server.address();
     process.stdout.write(`listening ${typeof address === 'object' ? address?.port : ''}\n`);
