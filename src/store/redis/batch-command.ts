@@ -45,9 +45,10 @@ export function encodePlain(command: CounterCommand): string {
  * command still takes its late replies, so the queue stays in step.
  */
 export class BatchCommand extends Command {
-  private readonly replies: Reply[];
+  private replies: Reply[];
   private taken = 0;
-  private isDelivered = false;
+  /** Cleared once the outcome is delivered (see finish()). */
+  private deliver: ((outcome: readonly Reply[] | Error) => void) | undefined;
   /** Whether the client dropped this command from its queue (flushed on close). */
   private isDropped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -56,11 +57,12 @@ export class BatchCommand extends Command {
 
   constructor(
     private readonly client: Redis,
-    private readonly payload: string,
+    private payload: string,
     private readonly count: number,
-    private readonly deliver: (outcome: readonly Reply[] | Error) => void,
+    deliver: (outcome: readonly Reply[] | Error) => void,
   ) {
     super('incrby', []);
+    this.deliver = deliver;
     this.replies = new Array<Reply>(count);
     this.resolve = (value: unknown): void => {
       // As ioredis's own commands answer: bulk strings as UTF-8 text, not bytes.
@@ -92,24 +94,43 @@ export class BatchCommand extends Command {
   }
 
   private take(reply: Reply): void {
-    this.replies[this.taken++] = reply;
+    // After a timeout the replies are only counted: nobody is waiting for them.
+    if (this.deliver !== undefined) this.replies[this.taken] = reply;
+    this.taken += 1;
     if (this.taken < this.count && this.item !== undefined) {
       // The reply was shifted off the queue with this command; the next one is ours too.
       this.client.commandQueue.unshift(this.item);
       return;
     }
+    this.item = undefined;
     this.finish(this.replies);
   }
 
   private drop(err: Error): void {
     this.isDropped = true;
+    this.item = undefined;
     this.finish(err);
   }
 
   private finish(outcome: readonly Reply[] | Error): void {
-    if (this.isDelivered) return;
-    this.isDelivered = true;
+    const deliver = this.deliver;
+    if (deliver === undefined) return;
     clearTimeout(this.timer);
-    this.deliver(outcome);
+    this.release();
+    deliver(outcome);
+  }
+
+  /**
+   * A finished command can stay reachable for a while from objects the young-generation GC
+   * treats as live (old-space garbage, the client's internals). Whatever it still points at
+   * then survives every scavenge and is promoted: with the batch's ops, their promises and
+   * each request's state, that was most of the Redis path's GC time. So it lets go of all
+   * of it before delivering. The queue entry stays until the last reply is taken (take()).
+   */
+  private release(): void {
+    this.deliver = undefined;
+    this.timer = undefined;
+    this.payload = '';
+    this.replies = [];
   }
 }
