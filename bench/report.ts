@@ -18,6 +18,11 @@ export interface Measurement {
   readonly outcomes: Record<string, number>;
   /** Redis commands per answer during the measured window. */
   readonly redisCommandsPerAnswer: number | undefined;
+  /**
+   * Cores' worth of the window the server(s) spent collecting garbage (bench/gc-probe.ts);
+   * undefined when a server was killed before it could write its record.
+   */
+  readonly gcShare: number | undefined;
 }
 
 export interface Row {
@@ -42,6 +47,11 @@ export function cpuPerAnswer(m: Measurement): number {
   return m.serverCpu / Math.max(1, m.answersPerSecond);
 }
 
+/** The part of cpuPerAnswer spent collecting garbage, in µs; undefined when not recorded. */
+export function gcPerAnswerUs(m: Measurement): number | undefined {
+  return m.gcShare === undefined ? undefined : (m.gcShare / Math.max(1, m.answersPerSecond)) * 1e6;
+}
+
 export function median<T>(values: readonly T[], key: (v: T) => number): T {
   const sorted = [...values].sort((a, b) => key(a) - key(b));
   const middle = sorted[Math.floor(sorted.length / 2)];
@@ -60,6 +70,7 @@ export function table(rows: readonly Row[]): string {
     'x grpc-js',
     'of limit',
     'CPU µs/answer',
+    'GC µs/answer',
     'p50 ms',
     'p90 ms',
     'p99 ms',
@@ -78,6 +89,7 @@ export function table(rows: readonly Row[]): string {
     ratio === undefined ? '-' : `${ratio.toFixed(2)}x`,
     f(limitRatio),
     (cpuPerAnswer(m) * 1e6).toFixed(1),
+    f(gcPerAnswerUs(m), 1),
     f(m.latencyMs.p50),
     f(m.latencyMs.p90),
     f(m.latencyMs.p99),

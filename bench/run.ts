@@ -36,6 +36,7 @@ import {
   stop,
   waitFor,
 } from './processes';
+import { gcMsInWindow, gcProbe } from './gc-window';
 import { startDeployments, type Deployment } from './backends';
 import { CURVES, workerScenarios } from './curves';
 import type { MemoryKeysResult } from './memory-keys';
@@ -136,17 +137,28 @@ async function startOnce(
   const port = scenario.kind === 'http' ? ports.http : ports.grpc;
   const cores = scenario.name.includes('WORKERS=') ? serverCores(scenario.workers) : CORES.server;
   const ceilingScript = { noop: 'noop-server.js', h2limit: 'h2-limit-server.js', service: '' };
+  const probe = gcProbe(ROOT, gcDir(work));
   const child =
     scenario.server !== 'service'
-      ? pinned(cores, process.execPath, [
-          path.join(ROOT, 'dist', 'bench', ceilingScript[scenario.server]),
-          String(port),
-        ])
+      ? pinned(
+          cores,
+          process.execPath,
+          [
+            ...probe.args,
+            path.join(ROOT, 'dist', 'bench', ceilingScript[scenario.server]),
+            String(port),
+          ],
+          { ...process.env, ...probe.env },
+        )
       : pinned(
           cores,
           process.execPath,
-          [...SERVER_NODE_ARGS, path.join(scenario.serviceRoot ?? ROOT, 'bin', 'ratelimit.js')],
-          serviceEnv(scenario, ports, work, redis, otlpPort),
+          [
+            ...probe.args,
+            ...SERVER_NODE_ARGS,
+            path.join(scenario.serviceRoot ?? ROOT, 'bin', 'ratelimit.js'),
+          ],
+          { ...serviceEnv(scenario, ports, work, redis, otlpPort), ...probe.env },
         );
   const output = captureOutput(child);
   // taskset execs the command, so the child's id is the server's (or the supervisor's).
@@ -162,6 +174,11 @@ async function startOnce(
   return { child, port, pids };
 }
 
+/** Where the servers' GC probes write (bench/gc-probe.ts). */
+function gcDir(work: string): string {
+  return path.join(work, 'gc');
+}
+
 async function measure(
   scenario: Scenario,
   redis: Deployment | undefined,
@@ -175,6 +192,8 @@ async function measure(
     for (const pid of paused) if (pid !== undefined) process.kill(pid, name);
   };
   const counted = paused.length > 0 ? undefined : redis;
+  let measured: Measurement;
+  let window: { pids: number[]; started: number; ended: number };
   signal('SIGSTOP');
   try {
     const options: LoadOptions = {
@@ -221,7 +240,9 @@ async function measure(
     const commands0 = counted?.commands() ?? 0;
     const started = Date.now();
     await exited;
-    const elapsed = (Date.now() - started) / 1000;
+    const ended = Date.now();
+    const elapsed = (ended - started) / 1000;
+    window = { pids: supervisor === undefined ? pids : [...pids, supervisor], started, ended };
     const supervisorCpu = cpuSeconds(supervisor) - supervisor0;
     const serverCpu =
       pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - (cpu0[i] ?? 0), 0) + supervisorCpu;
@@ -231,7 +252,7 @@ async function measure(
     const expected = scenario.expect
       .split('|')
       .reduce((sum, outcome) => sum + (result.outcomes[outcome] ?? 0), 0);
-    return {
+    measured = {
       answersPerSecond: result.completed / (result.durationMs / 1000),
       latencyMs: result.latencyMs,
       serverCpu: serverCpu / elapsed,
@@ -243,6 +264,7 @@ async function measure(
       outcomes: result.outcomes,
       redisCommandsPerAnswer:
         counted?.backendType === 'redis' ? commands / Math.max(1, result.completed) : undefined,
+      gcShare: undefined,
     };
   } finally {
     signal('SIGCONT');
@@ -258,6 +280,9 @@ async function measure(
       }
     }
   }
+  const gcMs = gcMsInWindow(gcDir(work), window.pids, window.started, window.ended);
+  const seconds = (window.ended - window.started) / 1000;
+  return { ...measured, gcShare: gcMs === undefined ? undefined : gcMs / 1000 / seconds };
 }
 
 /** One line per run, as it happens. */
@@ -376,6 +401,7 @@ async function main(): Promise<void> {
     writeFileSync(path.join(work, dir, 'bench.yaml'), CONFIG);
   }
   writeFileSync(path.join(work, 'config', 'bench-token-bucket.yaml'), TOKEN_BUCKET_CONFIG);
+  mkdirSync(gcDir(work));
   const chosen = (s: Scenario): boolean =>
     ONLY === undefined ||
     s.server !== 'service' ||

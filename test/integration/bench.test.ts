@@ -35,6 +35,8 @@ it('runs the bench end to end and every answer is the expected one', async () =>
   ]);
   for (const c of cells) {
     expect(Number(c[3])).toBeGreaterThan(0);
+    // GC µs/answer: every server, the ceilings included, left its GC record as it stopped.
+    expect(c[7]).toMatch(/^\d+\.\d$/);
     expect(c[c.length - 2]).toBe('0');
   }
   expect(output).toMatch(/issue 5 #3\. memory, 16 in flight: p99 < 2 ms: \d+\.\d+ ms/);

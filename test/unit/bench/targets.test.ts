@@ -17,6 +17,7 @@ function measurement(answersPerSecond: number, serverCpu = 1, p99 = 1): Measurem
     unexpected: 0,
     outcomes: { OK: answersPerSecond },
     redisCommandsPerAnswer: undefined,
+    gcShare: undefined,
   };
 }
 
