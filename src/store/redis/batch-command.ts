@@ -1,13 +1,22 @@
 // One ioredis command that carries a whole batch: one write, one timer, one queue entry.
 import { Command, type Redis } from 'ioredis';
-import type { CounterCommand } from './commands';
+import { TOKEN_BUCKET_SHA, type CounterCommand } from './commands';
 import type { Reply } from './ops';
 
 type QueueItem = NonNullable<ReturnType<Redis['commandQueue']['peekBack']>>;
 
-/** Whether the batch command can write `command` itself (the rest go through a pipeline). */
+/**
+ * Whether the batch command can write `command` itself. The token bucket's EVALSHA can: its
+ * NOSCRIPT reply answers that command alone, and the op resends it as EVAL. The floored
+ * decrement goes through ioredis's pipeline, whose script command loads the script itself.
+ */
 export function isPlain(command: CounterCommand): boolean {
-  return command.name === 'incrby' || command.name === 'expire' || command.name === 'get';
+  return (
+    command.name === 'incrby' ||
+    command.name === 'expire' ||
+    command.name === 'get' ||
+    command.name === 'tokenBucket'
+  );
 }
 
 /** RESP bulk string; keys are measured in bytes, as Redis reads them. */
@@ -24,8 +33,13 @@ export function encodePlain(command: CounterCommand): string {
       return `*3\r\n$6\r\nEXPIRE\r\n${bulk(command.key)}${bulk(String(command.ttlSeconds))}`;
     case 'get':
       return `*2\r\n$3\r\nGET\r\n${bulk(command.key)}`;
+    case 'tokenBucket': {
+      // EVALSHA sha 1 key args...
+      let text = `*${4 + command.args.length}\r\n$7\r\nEVALSHA\r\n$40\r\n${TOKEN_BUCKET_SHA}\r\n$1\r\n1\r\n${bulk(command.key)}`;
+      for (const arg of command.args) text += bulk(arg);
+      return text;
+    }
     case 'decrementFloored':
-    case 'tokenBucket':
     case 'tokenBucketEval':
       throw new Error(`${command.name} is not a plain command`);
   }
