@@ -1,7 +1,8 @@
 // Batches the commands of one event-loop turn per cluster node and follows redirections.
 import calculateSlot from 'cluster-key-slot';
-import type { Cluster } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { StoreError } from '../errors';
+import { BatchCommand, encodePlain, isPlain } from './batch-command';
 import { FlushSchedule, InFlight, type Batcher } from './batcher';
 import {
   appendCommand,
@@ -58,6 +59,32 @@ interface Routed {
   readonly pending: PendingOp;
   readonly index: number;
   readonly command: CounterCommand;
+}
+
+/** The routed commands as one batch command on a ready node connection. */
+function sendAsBatchCommand(
+  node: Redis & CounterClient,
+  routed: readonly Routed[],
+): Promise<readonly Reply[] | Error> {
+  let payload = '';
+  for (const r of routed) payload += encodePlain(r.command);
+  return new Promise((resolve) => {
+    new BatchCommand(node, payload, routed.length, resolve).send();
+  });
+}
+
+/** The routed commands as an ioredis pipeline (scripts, or a node not ready, or no node known). */
+async function sendPipeline(
+  client: CounterClient,
+  routed: readonly Routed[],
+): Promise<readonly Reply[] | Error> {
+  const pipeline = client.pipeline();
+  for (const r of routed) appendCommand(pipeline, r.command);
+  try {
+    return (await pipeline.exec()) ?? [];
+  } catch (err: unknown) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
 }
 
 /**
@@ -149,7 +176,7 @@ export class ClusterBatcher implements Batcher {
   }
 
   /** The connection to the node `key` names, ready to pipeline counter commands on. */
-  private node(key: string): CounterClient | undefined {
+  private node(key: string): (Redis & CounterClient) | undefined {
     if (key === '') return undefined;
     for (const node of this.cluster.nodes('master')) {
       if (`${node.options.host ?? ''}:${String(node.options.port)}` !== key) continue;
@@ -157,25 +184,27 @@ export class ClusterBatcher implements Batcher {
         defineCounterScripts(node);
         this.prepared.add(node);
       }
-      return node as CounterClient;
+      return node as Redis & CounterClient;
     }
     return undefined;
   }
 
   private async execute(owner: string, routed: readonly Routed[]): Promise<void> {
-    const pipeline = (this.node(owner) ?? this.cluster).pipeline();
-    for (const r of routed) appendCommand(pipeline, r.command);
-    let results: [Error | null, unknown][] | null;
-    try {
-      results = await pipeline.exec();
-    } catch (err: unknown) {
+    const node = this.node(owner);
+    // A node still connecting would queue the command offline, where the batch command cannot
+    // follow its replies; INCRBY, EXPIRE, GET and EVALSHA on a ready node go out as one.
+    const outcome =
+      node?.status === 'ready' && routed.every((r) => isPlain(r.command))
+        ? await sendAsBatchCommand(node, routed)
+        : await sendPipeline(node ?? this.cluster, routed);
+    if (outcome instanceof Error) {
       this.topologyMayHaveChanged();
-      for (const r of routed) r.pending.fail(err);
+      for (const r of routed) r.pending.fail(outcome);
       return;
     }
     const resends: Promise<void>[] = [];
     routed.forEach((r, i) => {
-      const reply = results?.[i] ?? [
+      const reply = outcome[i] ?? [
         new Error('the pipeline returned fewer replies than commands'),
         null,
       ];
