@@ -156,6 +156,31 @@ export class RedisCluster {
     );
   }
 
+  /**
+   * Moves `slot` and its keys from master `from` to master `to`, as resharding does
+   * (IMPORTING, MIGRATING, MIGRATE, then SETSLOT NODE on every master), without telling
+   * clients: their next command for it meets MOVED.
+   */
+  async moveSlot(slot: number, from: ClusterMember, to: ClusterMember): Promise<void> {
+    const idOf = async (m: ClusterMember): Promise<string> =>
+      String(await m.node.command('CLUSTER', 'MYID'));
+    const [fromId, toId] = await Promise.all([idOf(from), idOf(to)]);
+    await to.node.command('CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId);
+    await from.node.command('CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId);
+    const keys = (await from.node.command('CLUSTER', 'GETKEYSINSLOT', slot, 1000)) as string[];
+    // With TLS the nodes speak it to each other too, MIGRATE included: it goes to the TLS port.
+    const port = to.tlsPort ?? to.port;
+    if (keys.length > 0)
+      await from.node.command('MIGRATE', '127.0.0.1', port, '', 0, 5000, 'KEYS', ...keys);
+    const masters = [];
+    for (const m of this.members) {
+      if (!m.node.isRunning) continue;
+      const role = (await m.node.command('ROLE')) as [string];
+      if (role[0] === 'master') masters.push(m);
+    }
+    for (const m of masters) await m.node.command('CLUSTER', 'SETSLOT', slot, 'NODE', toId);
+  }
+
   /** A cluster client for checking keys directly. */
   client(): Cluster {
     return new Cluster(

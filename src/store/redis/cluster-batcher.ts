@@ -141,10 +141,15 @@ export class ClusterBatcher implements Batcher {
       for (const pending of pendings) pending.fail(err);
     }, this.timeoutMs);
     const sent = [...groups].map(([owner, routed]) => this.execute(owner, routed));
-    void Promise.all(sent).finally(() => {
-      clearTimeout(deadline);
-      this.inFlight.finish(this.schedule.isPending);
-    });
+    void Promise.all(sent)
+      .catch((err: unknown) => {
+        // Thrown where nothing expected it: the flush's requests fail now, not at the deadline.
+        for (const pending of pendings) pending.fail(err);
+      })
+      .finally(() => {
+        clearTimeout(deadline);
+        this.inFlight.finish(this.schedule.isPending);
+      });
   }
 
   /** Commands by the master that serves their slot, as the cluster client sees it now. */

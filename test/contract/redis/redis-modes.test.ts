@@ -155,6 +155,44 @@ async function keysPerMaster(prefix: string): Promise<Map<ClusterMember, string>
   return byMaster;
 }
 
+describe('a cluster slot that moves', () => {
+  it('counts on the new owner when the node the store still names answers MOVED', async () => {
+    const f = await openRedisFixture(
+      'cluster',
+      {
+        REDIS_TYPE: 'cluster',
+        REDIS_URL: cluster.seeds(),
+      },
+      [],
+    );
+    const key = `moved_${process.pid}_${Date.now()}`;
+    const inc = { key, hits: 1, ttlSeconds: 60, isPerSecond: false, isNegative: false };
+    const { master: from } = await cluster.ownerOf(key);
+    const to = [...(await keysPerMaster(`movedto_${process.pid}`)).keys()].find((m) => m !== from);
+    if (to === undefined) throw new Error('a second master is needed');
+    const slot = Number(await from.node.command('CLUSTER', 'KEYSLOT', key));
+    const movedReplies = async (): Promise<number> => {
+      const info = String(await from.node.command('INFO', 'errorstats'));
+      return Number(/errorstat_MOVED:count=(\d+)/.exec(info)?.[1] ?? '0');
+    };
+    try {
+      // The first call has the store learn the slot table and connect to the owner.
+      expect(await f.store.increment([inc])).toEqual([1]);
+      await cluster.moveSlot(slot, from, to);
+      const movedBefore = await movedReplies();
+      // The store still sends the key's commands to `from`, which answers MOVED; they are sent
+      // again through the cluster client and count once, on the new owner.
+      expect(await f.store.increment([inc])).toEqual([2]);
+      expect(await movedReplies()).toBeGreaterThan(movedBefore);
+      expect(await to.node.command('GET', key)).toBe('2');
+      expect(Number(await to.node.command('TTL', key))).toBeGreaterThan(50);
+    } finally {
+      await cluster.moveSlot(slot, to, from);
+      await f.close();
+    }
+  });
+});
+
 describe('algorithms in a cluster', () => {
   const clusterFixture = (): Promise<StoreFixture> =>
     openRedisFixture('cluster', { REDIS_TYPE: 'cluster', REDIS_URL: cluster.seeds() }, []);
