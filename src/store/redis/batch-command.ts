@@ -5,6 +5,9 @@ import type { Reply } from './ops';
 
 type QueueItem = NonNullable<ReturnType<Redis['commandQueue']['peekBack']>>;
 
+/** What a released command holds instead of its replies; never written to (see take()). */
+const NO_REPLIES: Reply[] = [];
+
 /**
  * Whether the batch command can write `command` itself. The token bucket's EVALSHA can: its
  * NOSCRIPT reply answers that command alone, and the op resends it as EVAL. The floored
@@ -34,7 +37,7 @@ export function encodePlain(command: CounterCommand): string {
     case 'get':
       return `*2\r\n$3\r\nGET\r\n${bulk(command.key)}`;
     case 'tokenBucket': {
-      // EVALSHA sha 1 key args...
+      // One key (the script's KEYS[1]); the rest are its ARGV.
       let text = `*${4 + command.args.length}\r\n$7\r\nEVALSHA\r\n$40\r\n${TOKEN_BUCKET_SHA}\r\n$1\r\n1\r\n${bulk(command.key)}`;
       for (const arg of command.args) text += bulk(arg);
       return text;
@@ -145,6 +148,6 @@ export class BatchCommand extends Command {
     this.deliver = undefined;
     this.timer = undefined;
     this.payload = '';
-    this.replies = [];
+    this.replies = NO_REPLIES;
   }
 }

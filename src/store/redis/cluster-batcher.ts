@@ -89,8 +89,9 @@ async function sendPipeline(
 
 /**
  * Each key's commands go to its slot owner: the commands of one flush are grouped by the master
- * the slot table names for their slot, and each group is one pipeline written straight to that
- * node's connection (a cluster pipeline would route every command again). A command answered
+ * the slot table names for their slot, and each group is written straight to that node's
+ * connection as one batch command, or one pipeline for scripts and nodes not yet ready (a
+ * cluster pipeline would route every command again). A command answered
  * with MOVED, ASK, TRYAGAIN or CLUSTERDOWN is sent again on its own through the cluster client,
  * whose redirection handling follows it (ASKING included) and refreshes the slot table; a
  * command that already ran is never sent twice. Every op of a flush is answered within
@@ -180,7 +181,7 @@ export class ClusterBatcher implements Batcher {
     return groups;
   }
 
-  /** The connection to the node `key` names, ready to pipeline counter commands on. */
+  /** The connection to the node `key` names, with the counter scripts defined on it. */
   private node(key: string): (Redis & CounterClient) | undefined {
     if (key === '') return undefined;
     for (const node of this.cluster.nodes('master')) {
