@@ -9,7 +9,7 @@ import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
 import type { LimiterSettings } from '../settings';
 import { STAT, type Counter, type StatsStore } from '../stats';
-import type { CounterStore } from '../store';
+import type { CounterStore, ImmediateCounts } from '../store';
 import { RequestError } from './errors';
 import { readCounters, type CounterLookup } from './inspect';
 import type { DescriptorPlan } from './limit-check';
@@ -17,8 +17,8 @@ import type { OverLimitCache } from './local-cache';
 import { planRequest, type PlanEnv } from './plan';
 import type { RecentDecisions } from './recent-decisions';
 import { respond, type RespondEnv } from './respond';
-import { holdBackHits } from './stop-increment';
-import { sendBatch, StoreBatch, type StoreResults } from './store-batch';
+import { holdBackHits, holdBackHitsNow } from './stop-increment';
+import { sendBatch, sendBatchNow, StoreBatch } from './store-batch';
 import type { RateLimitRequest, RateLimitResponse } from './types';
 
 export interface EngineDependencies {
@@ -41,6 +41,12 @@ export interface EngineDependencies {
  */
 export class RateLimitEngine {
   private snapshot: ConfigSnapshot | undefined;
+  /**
+   * shouldRateLimit answered in the calling turn, throwing where it rejects; present only when
+   * the store counts without I/O (the memory backend, unwrapped), which spares each call its
+   * promises and the later turn that answering from them takes.
+   */
+  readonly decideNow: ((request: RateLimitRequest) => RateLimitResponse) | undefined;
   private readonly env: PlanEnv & RespondEnv;
   private readonly redisError: Counter;
   private readonly serviceError: Counter;
@@ -60,6 +66,17 @@ export class RateLimitEngine {
     const random = deps.random ?? Math.random;
     const max = deps.settings.expirationJitterMaxSeconds;
     this.ttlJitterSeconds = max > 0 ? () => Math.floor(random() * max) : () => 0;
+    const immediate = deps.store.immediate;
+    this.decideNow =
+      immediate === undefined
+        ? undefined
+        : (request) => {
+            try {
+              return this.decideWith(immediate, request);
+            } catch (err: unknown) {
+              throw this.counted(err);
+            }
+          };
   }
 
   /** The snapshot requests are answered from; undefined until the first load. */
@@ -93,31 +110,50 @@ export class RateLimitEngine {
    * (counted as redis_error, the reference's name for any backend error).
    */
   async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    const immediate = this.deps.store.immediate;
     try {
-      return await this.decide(request);
+      return immediate === undefined
+        ? await this.decide(request)
+        : this.decideWith(immediate, request);
     } catch (err: unknown) {
-      if (err instanceof RequestError) this.serviceError.inc();
-      else if (err instanceof BackendError) this.redisError.inc();
-      throw err;
+      throw this.counted(err);
     }
   }
 
+  /** `err` after counting it as service_error or redis_error, as its kind says. */
+  private counted(err: unknown): unknown {
+    if (err instanceof RequestError) this.serviceError.inc();
+    else if (err instanceof BackendError) this.redisError.inc();
+    return err;
+  }
+
   private async decide(request: RateLimitRequest): Promise<RateLimitResponse> {
+    const plans = this.plan(request);
+    if (this.deps.settings.stopCacheKeyIncrementWhenOverlimit)
+      await holdBackHits(this.deps.store, plans);
+    const results = await sendBatch(this.deps.store, this.batchOf(plans));
+    return respond(request, plans, results, this.env);
+  }
+
+  private decideWith(store: ImmediateCounts, request: RateLimitRequest): RateLimitResponse {
+    const plans = this.plan(request);
+    if (this.deps.settings.stopCacheKeyIncrementWhenOverlimit) holdBackHitsNow(store, plans);
+    return respond(request, plans, sendBatchNow(store, this.batchOf(plans)), this.env);
+  }
+
+  /** One check per limited descriptor, against the snapshot of this moment. */
+  private plan(request: RateLimitRequest): DescriptorPlan[] {
     if (request.domain === '') throw new RequestError('EMPTY_DOMAIN');
     if (request.descriptors.length === 0) throw new RequestError('NO_DESCRIPTORS');
     const snapshot = this.snapshot;
     if (snapshot === undefined) throw new RequestError('NO_CONFIG');
-    const plans = planRequest(request, snapshot, this.deps.clock.nowMs(), this.env);
-    if (this.deps.settings.stopCacheKeyIncrementWhenOverlimit)
-      await holdBackHits(this.deps.store, plans);
-    const results = await this.count(plans);
-    return respond(request, plans, results, this.env);
+    return planRequest(request, snapshot, this.deps.clock.nowMs(), this.env);
   }
 
-  /** Sends every check's changes to the store in one batch; resolves with its answers. */
-  private count(plans: readonly DescriptorPlan[]): Promise<StoreResults> {
+  /** Every check's changes, for the store in one batch. */
+  private batchOf(plans: readonly DescriptorPlan[]): StoreBatch {
     const batch = new StoreBatch(this.ttlJitterSeconds);
     for (const plan of plans) if (plan.kind === 'check') plan.addTo(batch);
-    return sendBatch(this.deps.store, batch);
+    return batch;
   }
 }

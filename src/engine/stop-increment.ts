@@ -1,17 +1,14 @@
 // STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: hold back the hits of a request that is over anyway.
-import type { CounterStore } from '../store';
+import type { CounterRead, CounterStore, ImmediateCounts } from '../store';
 import type { DescriptorPlan, LimitCheck } from './limit-check';
 
-/**
- * When a limit of the request is over in the local cache, or would go over with these hits,
- * the other limits are not counted: only those that would go over still get the hits, so a
- * request refused by one limit does not use up the others (a descriptor's other limits
- * included). Refunds are never held back.
- */
-export async function holdBackHits(
-  store: CounterStore,
-  plans: readonly DescriptorPlan[],
-): Promise<void> {
+/** The checks whose hits may be held back, and what to read to know (none: one is over already). */
+interface HoldBack {
+  readonly counted: readonly LimitCheck[];
+  readonly reads: readonly (readonly CounterRead[])[] | undefined;
+}
+
+function holdBackOf(plans: readonly DescriptorPlan[]): HoldBack | undefined {
   const counted: LimitCheck[] = [];
   let isAnyOver = false;
   for (const plan of plans) {
@@ -19,11 +16,14 @@ export async function holdBackHits(
     if (plan.isOverInLocalCache) isAnyOver = true;
     counted.push(plan);
   }
-  if (counted.length === 0) return;
+  if (counted.length === 0) return undefined;
+  return { counted, reads: isAnyOver ? undefined : counted.map((check) => check.toRead()) };
+}
+
+/** Holds back the hits `current` (the values of `reads`, flattened) shows going over. */
+function apply({ counted, reads }: HoldBack, current: readonly number[] | undefined): void {
   let flags: (readonly boolean[])[] | undefined;
-  if (!isAnyOver) {
-    const reads = counted.map((check) => check.toRead());
-    const current = await store.read(reads.flat());
+  if (reads !== undefined && current !== undefined) {
     let at = 0;
     flags = counted.map((check, j) => {
       const count = reads[j]?.length ?? 0;
@@ -36,4 +36,26 @@ export async function holdBackHits(
   counted.forEach((check, j) => {
     check.holdBack(flags?.[j]);
   });
+}
+
+/**
+ * When a limit of the request is over in the local cache, or would go over with these hits,
+ * the other limits are not counted: only those that would go over still get the hits, so a
+ * request refused by one limit does not use up the others (a descriptor's other limits
+ * included). Refunds are never held back.
+ */
+export async function holdBackHits(
+  store: CounterStore,
+  plans: readonly DescriptorPlan[],
+): Promise<void> {
+  const held = holdBackOf(plans);
+  if (held === undefined) return;
+  apply(held, held.reads === undefined ? undefined : await store.read(held.reads.flat()));
+}
+
+/** holdBackHits, reading a store that answers in the calling turn. */
+export function holdBackHitsNow(store: ImmediateCounts, plans: readonly DescriptorPlan[]): void {
+  const held = holdBackOf(plans);
+  if (held === undefined) return;
+  apply(held, held.reads === undefined ? undefined : store.read(held.reads.flat()));
 }

@@ -2,6 +2,7 @@
 import type {
   CounterIncrement,
   CounterStore,
+  ImmediateCounts,
   SlidingWindowChange,
   SlidingWindowCounts,
   TokenBucketChange,
@@ -51,4 +52,14 @@ export async function sendBatch(store: CounterStore, batch: StoreBatch): Promise
     tokenBuckets.length === 0 ? NONE : store.tokenBucket(tokenBuckets),
   ]);
   return { increments: i, slidingWindows: s, tokenBuckets: t };
+}
+
+/** sendBatch on a store that answers in the calling turn. */
+export function sendBatchNow(store: ImmediateCounts, batch: StoreBatch): StoreResults {
+  const { increments, slidingWindows, tokenBuckets } = batch;
+  return {
+    increments: increments.length === 0 ? NONE : store.increment(increments),
+    slidingWindows: slidingWindows.length === 0 ? NONE : store.slidingWindow(slidingWindows),
+    tokenBuckets: tokenBuckets.length === 0 ? NONE : store.tokenBucket(tokenBuckets),
+  };
 }

@@ -79,6 +79,12 @@ export type BackendName = 'redis' | 'memcache' | 'memory';
 export interface CounterStore {
   readonly backend: BackendName;
   /**
+   * The same counting, answered in the calling turn, from a store that needs no I/O (memory).
+   * The engine then decides without a promise or a later turn. A wrapper (breaker, tracing)
+   * never passes it through, so what it adds is never skipped.
+   */
+  readonly immediate?: ImmediateCounts;
+  /**
    * Applies every change, sets each key's expiry, and resolves with the values after the
    * change, in the order given. Rejects with a StoreError when the backend fails.
    */
@@ -105,4 +111,12 @@ export interface CounterStore {
   onConnectionChange(listener: (isConnected: boolean) => void): void;
   /** Finishes in-flight work and releases connections and timers. */
   close(): Promise<void>;
+}
+
+/** CounterStore's counting, synchronous; throws where CounterStore's methods reject. */
+export interface ImmediateCounts {
+  increment(batch: readonly CounterIncrement[]): number[];
+  read(keys: readonly CounterRead[]): number[];
+  slidingWindow(batch: readonly SlidingWindowChange[]): SlidingWindowCounts[];
+  tokenBucket(batch: readonly TokenBucketChange[]): TokenBucketState[];
 }

@@ -4,6 +4,7 @@ export type {
   CounterIncrement,
   CounterRead,
   BackendName,
+  ImmediateCounts,
   SlidingWindowChange,
   SlidingWindowCounts,
   TokenBucketChange,

@@ -1,6 +1,6 @@
 // The counter store and decision suites on the memory backend, plus what only memory does.
 // Needs no server, so it runs in the unit project.
-import { memoryFixture } from '../helpers/stores';
+import { memoryFixture, withoutImmediate } from '../helpers/stores';
 import { algorithmStoreBehaviour } from './algorithm-store-behaviour';
 import { counterStoreBehaviour } from './counter-store-behaviour';
 import { decisionBehaviour } from './decision-behaviour';
@@ -8,6 +8,15 @@ import { decisionBehaviour } from './decision-behaviour';
 counterStoreBehaviour('memory', () => Promise.resolve(memoryFixture()));
 algorithmStoreBehaviour('memory', () => Promise.resolve(memoryFixture()));
 decisionBehaviour('memory', (clock) => Promise.resolve(memoryFixture(clock)));
+decisionBehaviour(
+  'memory, decided in the calling turn',
+  (clock) => Promise.resolve(memoryFixture(clock)),
+  'now',
+);
+// Behind a wrapper (a breaker, tracing) the engine cannot count immediately: the promise path.
+decisionBehaviour('memory, behind a wrapper', (clock) =>
+  Promise.resolve(withoutImmediate(memoryFixture(clock))),
+);
 
 describe('memory counter store', () => {
   it('forgets a key when its expiry passes and drops it from memory on sweep', async () => {

@@ -36,6 +36,25 @@ export function redisSettings(env: Record<string, string>): RedisBackendSettings
   return settings.backend;
 }
 
+/** `fixture` with its store behind a wrapper that, like every wrapper, counts only by promise. */
+export function withoutImmediate<F extends StoreFixture>(fixture: F): F {
+  const inner = fixture.store;
+  const store: CounterStore = {
+    backend: inner.backend,
+    unsupported: inner.unsupported,
+    increment: (batch) => inner.increment(batch),
+    read: (keys) => inner.read(keys),
+    slidingWindow: (batch) => inner.slidingWindow(batch),
+    tokenBucket: (batch) => inner.tokenBucket(batch),
+    isConnected: () => inner.isConnected(),
+    onConnectionChange: (listener) => {
+      inner.onConnectionChange(listener);
+    },
+    close: () => inner.close(),
+  };
+  return { ...fixture, store };
+}
+
 export function memoryFixture(
   clock = new ManualClock(1_700_000_000_000),
 ): StoreFixture & { clock: ManualClock } {

@@ -3,7 +3,7 @@
 import type http2 from 'node:http2';
 import type { RateLimitEngine, RateLimitRequest, RateLimitResponse } from '../../engine';
 import type { RequestLimits } from '../../settings';
-import { STAT, type StatsStore } from '../../stats';
+import { STAT, type StatsStore, type Timer } from '../../stats';
 import type { RequestTracer } from '../../tracing';
 import { decodeRateLimitRequest, encodeRateLimitResponse } from '../wire/rls-codec';
 import { GrpcStatus, parseTimeout } from './protocol';
@@ -15,7 +15,8 @@ import { readUnary, type UnaryReading } from './unary';
 export const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
 /** The part of the engine this method calls. */
-export type Decider = Pick<RateLimitEngine, 'shouldRateLimit'>;
+export type Decider = Pick<RateLimitEngine, 'shouldRateLimit'> &
+  Partial<Pick<RateLimitEngine, 'decideNow'>>;
 
 export interface RlsMethodOptions {
   readonly engine: Decider;
@@ -63,66 +64,107 @@ function decide(
   return call.span.within(() => engine.shouldRateLimit(request));
 }
 
+/** decide() in the calling turn, with a store that counts without I/O. */
+function decideNow(
+  now: (request: RateLimitRequest) => RateLimitResponse,
+  request: RateLimitRequest,
+  call: TracedCall | undefined,
+): RateLimitResponse {
+  if (call === undefined) return now(request);
+  call.domain = request.domain;
+  return call.span.within(() => now(request));
+}
+
+/** What ending one call needs besides the call itself. */
+interface Ending {
+  readonly responseTime: Timer;
+  readonly reading: UnaryReading;
+}
+
+/** One call in flight: its stream, when it began, its deadline's off switch and its span. */
+interface Call {
+  readonly stream: http2.ServerHttp2Stream;
+  readonly started: number;
+  readonly disarm: () => void;
+  readonly traced: TracedCall | undefined;
+}
+
+// Both guard themselves: the promise path's then() needs no .catch(), which cost one more
+// promise and microtask per call.
+function answered(ending: Ending, call: Call, response: RateLimitResponse): void {
+  try {
+    call.disarm();
+    if (call.traced !== undefined) call.traced.overallCode = response.overallCode;
+    ending.responseTime.record(elapsedMs(call.started));
+    sendMessage(call.stream, encodeRateLimitResponse(response, true));
+  } catch (err: unknown) {
+    answerInternal(call.stream, err, ending.reading.lastResort, 'ShouldRateLimit');
+  }
+}
+
+function failed(ending: Ending, call: Call, err: unknown): void {
+  try {
+    call.disarm();
+    if (call.traced !== undefined) call.traced.error = err;
+    ending.responseTime.record(elapsedMs(call.started));
+    failCall(call.stream, err, ending.reading);
+  } catch (answerErr: unknown) {
+    answerInternal(call.stream, answerErr, ending.reading.lastResort, 'ShouldRateLimit');
+  }
+}
+
+/** Decides and answers: in this turn when the engine can, else when its promise settles. */
+function answer(engine: Decider, ending: Ending, call: Call, request: RateLimitRequest): void {
+  const now = engine.decideNow;
+  if (now !== undefined) {
+    let response: RateLimitResponse;
+    try {
+      response = decideNow(now, request, call.traced);
+    } catch (err: unknown) {
+      failed(ending, call, err);
+      return;
+    }
+    answered(ending, call, response);
+    return;
+  }
+  decide(engine, request, call.traced).then(
+    (response) => {
+      answered(ending, call, response);
+    },
+    (err: unknown) => {
+      failed(ending, call, err);
+    },
+  );
+}
+
 /**
  * The ShouldRateLimit handler: counts every call under the method's name and times it from
  * its headers to the decision, as the reference does.
  */
 export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler {
   const { engine, reading, limits, tracer } = options;
-  const { lastResort } = reading;
   const totalRequests = options.stats.counter(STAT.totalRequests('ShouldRateLimit'));
-  const responseTime = options.stats.timer(STAT.responseTime('ShouldRateLimit'));
-
-  // One then() with both handlers guarding themselves: a .catch() after it cost one more
-  // promise and microtask per call.
-  const answer = (
-    stream: http2.ServerHttp2Stream,
-    request: RateLimitRequest,
-    started: number,
-    disarm: () => void,
-    call: TracedCall | undefined,
-  ): void => {
-    decide(engine, request, call).then(
-      (response) => {
-        try {
-          disarm();
-          if (call !== undefined) call.overallCode = response.overallCode;
-          responseTime.record(elapsedMs(started));
-          sendMessage(stream, encodeRateLimitResponse(response, true));
-        } catch (err: unknown) {
-          answerInternal(stream, err, lastResort, 'ShouldRateLimit');
-        }
-      },
-      (err: unknown) => {
-        try {
-          disarm();
-          if (call !== undefined) call.error = err;
-          responseTime.record(elapsedMs(started));
-          failCall(stream, err, reading);
-        } catch (answerErr: unknown) {
-          answerInternal(stream, answerErr, lastResort, 'ShouldRateLimit');
-        }
-      },
-    );
+  const ending: Ending = {
+    responseTime: options.stats.timer(STAT.responseTime('ShouldRateLimit')),
+    reading,
   };
-
   return (stream, headers, encoding) => {
-    const started = performance.now();
-    const disarm = armDeadline(stream, parseTimeout(headers['grpc-timeout']));
+    const call: Call = {
+      stream,
+      started: performance.now(),
+      disarm: armDeadline(stream, parseTimeout(headers['grpc-timeout'])),
+      traced: tracer === undefined ? undefined : startTracedCall(tracer, stream, headers),
+    };
     totalRequests.inc();
-    const call = tracer === undefined ? undefined : startTracedCall(tracer, stream, headers);
     readUnary(stream, encoding, reading, (message) => {
       let request;
       try {
         request = decodeRateLimitRequest(message.buf, message.start, message.end, limits);
       } catch (err: unknown) {
-        disarm();
-        if (call !== undefined) call.error = err;
-        responseTime.record(elapsedMs(started));
-        failCall(stream, err, reading);
+        failed(ending, call, err);
         return;
       }
-      answer(stream, request, started, disarm, call);
+      answer(engine, ending, call, request);
     });
   };
 }

@@ -4,6 +4,7 @@ import type {
   CounterIncrement,
   CounterRead,
   CounterStore,
+  ImmediateCounts,
   SlidingWindowChange,
   SlidingWindowCounts,
   TokenBucketChange,
@@ -187,6 +188,19 @@ export class MemoryCounterStore implements CounterStore {
     });
   }
 
+  /** Current values (0 for a missing key): the synchronous core of read(). */
+  readNow(keys: readonly CounterRead[]): number[] {
+    const now = this.options.clock.nowMs();
+    return keys.map((k) => this.live(k.key, now)?.value ?? 0);
+  }
+
+  readonly immediate: ImmediateCounts = {
+    increment: (batch) => this.incrementNow(batch),
+    read: (keys) => this.readNow(keys),
+    slidingWindow: (batch) => this.slidingWindowNow(batch),
+    tokenBucket: (batch) => this.tokenBucketNow(batch),
+  };
+
   increment(batch: readonly CounterIncrement[]): Promise<number[]> {
     return Promise.resolve(this.incrementNow(batch));
   }
@@ -200,8 +214,7 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   read(keys: readonly CounterRead[]): Promise<number[]> {
-    const now = this.options.clock.nowMs();
-    return Promise.resolve(keys.map((k) => this.live(k.key, now)?.value ?? 0));
+    return Promise.resolve(this.readNow(keys));
   }
 
   isConnected(): boolean {

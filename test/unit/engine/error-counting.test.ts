@@ -1,7 +1,7 @@
 // Which failures the engine counts as redis_error and which as service_error.
 import { RequestError } from '../../../src/engine';
 import { ManualClock } from '../../../src/lib/clock';
-import { StoreError, type CounterStore } from '../../../src/store';
+import { MemoryCounterStore, StoreError, type CounterStore } from '../../../src/store';
 import { descriptor, engineOf } from '../../helpers/engine';
 
 const CONFIG =
@@ -60,4 +60,29 @@ it('counts a request the service cannot answer as service_error', async () => {
     engine.shouldRateLimit({ domain: '', descriptors: [], hitsAddend: 0 }),
   ).rejects.toBeInstanceOf(RequestError);
   expect(stats.snapshot().counters.get(SERVICE_ERROR)).toBe(1);
+});
+
+describe('deciding in the calling turn', () => {
+  const request = { domain: 'd', descriptors: [descriptor([['k', 'v']])], hitsAddend: 0 };
+
+  it('is offered by a store that counts without I/O, and not by one that needs a promise', () => {
+    const memory = engineOf(
+      new MemoryCounterStore({ clock: new ManualClock(0) }),
+      new ManualClock(0),
+      [CONFIG],
+    );
+    expect(memory.engine.decideNow?.(request).overallCode).toBe('OK');
+    const redis = engineOf(failingStore(new Error('unused')), new ManualClock(0), [CONFIG]);
+    expect(redis.engine.decideNow).toBeUndefined();
+  });
+
+  it('throws a request it cannot answer, counted as service_error', () => {
+    const clock = new ManualClock(0);
+    const { engine, stats } = engineOf(new MemoryCounterStore({ clock }), clock, [CONFIG]);
+    expect(() => engine.decideNow?.({ domain: '', descriptors: [], hitsAddend: 0 })).toThrow(
+      RequestError,
+    );
+    expect(stats.snapshot().counters.get(SERVICE_ERROR)).toBe(1);
+    expect(stats.snapshot().counters.get(REDIS_ERROR) ?? 0).toBe(0);
+  });
 });
