@@ -61,6 +61,9 @@ const PORT_ATTEMPTS = 3;
 // Another built checkout: each chosen service row runs again on its service right after this
 // one's, in every round, and is compared with it (a change's before and after in one run).
 const BEFORE = process.env.BENCH_BEFORE;
+// With BENCH_BEFORE: each row and its [before] twin run at the same time on the service's core,
+// a load generator each, so that whatever else takes the machine takes both alike.
+const SIDE_BY_SIDE = process.env.BENCH_SIDE_BY_SIDE === '1';
 // Node flags NODE_OPTIONS refuses, such as --cpu-prof, for the service alone.
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '')
   .split(' ')
@@ -179,11 +182,18 @@ function gcDir(work: string): string {
   return path.join(work, 'gc');
 }
 
+let loadRuns = 0;
+
+/**
+ * One run of `scenario`. `isShared`: another run counts in the same backend at the same time,
+ * so the backend's CPU and commands are not this run's to report.
+ */
 async function measure(
   scenario: Scenario,
   redis: Deployment | undefined,
   work: string,
   otlpPort: number,
+  isShared = false,
 ): Promise<Measurement> {
   const server = await startServer(scenario, redis, work, otlpPort);
   // A hanging backend is neither measured nor asked for its command count.
@@ -191,7 +201,7 @@ async function measure(
   const signal = (name: NodeJS.Signals): void => {
     for (const pid of paused) if (pid !== undefined) process.kill(pid, name);
   };
-  const counted = paused.length > 0 ? undefined : redis;
+  const counted = paused.length > 0 || isShared ? undefined : redis;
   let measured: Measurement;
   let window: { pids: number[]; started: number; ended: number };
   signal('SIGSTOP');
@@ -210,7 +220,7 @@ async function measure(
       warmupMs: WARMUP_MS,
       durationMs: SECONDS * 1000,
     };
-    const optionsFile = path.join(work, 'load-options.json');
+    const optionsFile = path.join(work, `load-options-${++loadRuns}.json`);
     writeFileSync(optionsFile, JSON.stringify(options));
     const load = pinned(CORES.load, process.execPath, [
       path.join(ROOT, 'dist', 'bench', 'load.js'),
@@ -306,6 +316,48 @@ interface RoundRatios {
 }
 
 /**
+ * This round's ratios of `m`. Run side by side, a service had half its core: only the ratio to
+ * its twin means anything then.
+ */
+function roundRatios(
+  scenario: Scenario,
+  m: Measurement,
+  thisRound: ReadonlyMap<string, Measurement>,
+  isShared: boolean,
+): RoundRatios {
+  const ratioTo = (name: string | undefined): number | undefined => {
+    const other = name === undefined ? undefined : thisRound.get(name);
+    return other === undefined ? undefined : m.answersPerSecond / other.answersPerSecond;
+  };
+  const limit = scenario.limit === undefined ? undefined : thisRound.get(scenario.limit);
+  return {
+    ratio: isShared ? undefined : ratioTo(scenario.ceiling),
+    limitRatio: isShared ? undefined : ratioTo(scenario.limit),
+    limitCostRatio:
+      isShared || limit === undefined ? undefined : cpuPerAnswer(limit) / cpuPerAnswer(m),
+    // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
+    baselineRatio: ratioTo(scenario.baseline),
+  };
+}
+
+/** The runs of one round in order: alone, or with BENCH_SIDE_BY_SIDE a row and its twin. */
+function runGroups(scenarios: readonly Scenario[]): Scenario[][] {
+  const groups: Scenario[][] = [];
+  for (const scenario of scenarios) {
+    const last = groups.at(-1);
+    const isTwin =
+      SIDE_BY_SIDE &&
+      scenario.serviceRoot === BEFORE &&
+      scenario.pauseBackend !== true &&
+      last?.length === 1 &&
+      last[0]?.name === scenario.baseline;
+    if (isTwin) last.push(scenario);
+    else groups.push([scenario]);
+  }
+  return groups;
+}
+
+/**
  * Every scenario once per round, round-robin. Ratios are taken within a round: to the grpc-js
  * ceiling, to the node:http2 limit and, for a Redis mode, to its single-Redis baseline.
  */
@@ -319,25 +371,23 @@ async function runRounds(
   const ratios = new Map<string, RoundRatios[]>();
   for (let round = 1; round <= ROUNDS; round++) {
     const thisRound = new Map<string, Measurement>();
-    for (const scenario of scenarios) {
-      deploymentOf(scenario)?.flush();
-      const m = await measure(scenario, deploymentOf(scenario), work, otlpPort);
-      thisRound.set(scenario.name, m);
-      measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
-      const ratioTo = (name: string | undefined): number | undefined => {
-        const other = name === undefined ? undefined : thisRound.get(name);
-        return other === undefined ? undefined : m.answersPerSecond / other.answersPerSecond;
-      };
-      const limit = scenario.limit === undefined ? undefined : thisRound.get(scenario.limit);
-      const r: RoundRatios = {
-        ratio: ratioTo(scenario.ceiling),
-        limitRatio: ratioTo(scenario.limit),
-        limitCostRatio: limit === undefined ? undefined : cpuPerAnswer(limit) / cpuPerAnswer(m),
-        // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
-        baselineRatio: ratioTo(scenario.baseline),
-      };
-      ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), r]);
-      progress(round, scenario, m, r);
+    for (const group of runGroups(scenarios)) {
+      const isShared = group.length > 1;
+      for (const scenario of group) deploymentOf(scenario)?.flush();
+      const results = await Promise.all(
+        group.map((scenario) =>
+          measure(scenario, deploymentOf(scenario), work, otlpPort, isShared),
+        ),
+      );
+      group.forEach((scenario, i) => {
+        const m = results[i];
+        if (m === undefined) return;
+        thisRound.set(scenario.name, m);
+        measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
+        const r = roundRatios(scenario, m, thisRound, isShared);
+        ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), r]);
+        progress(round, scenario, m, r);
+      });
     }
   }
   return scenarios.map((scenario) => {
@@ -361,6 +411,8 @@ async function runRounds(
 
 /** With BENCH_BEFORE, each service row followed by its twin on the other checkout's service. */
 function withBefore(scenarios: readonly Scenario[]): Scenario[] {
+  if (SIDE_BY_SIDE && BEFORE === undefined)
+    throw new Error('BENCH_SIDE_BY_SIDE=1 compares with BENCH_BEFORE, which is not set');
   if (BEFORE === undefined) return [...scenarios];
   if (!existsSync(path.join(BEFORE, 'dist', 'src', 'main.js')))
     throw new Error(`BENCH_BEFORE=${BEFORE}: no built service there (run npm run build in it)`);
@@ -402,10 +454,14 @@ async function main(): Promise<void> {
   }
   writeFileSync(path.join(work, 'config', 'bench-token-bucket.yaml'), TOKEN_BUCKET_CONFIG);
   mkdirSync(gcDir(work));
-  const chosen = (s: Scenario): boolean =>
-    ONLY === undefined ||
-    s.server !== 'service' ||
-    ONLY.split('|').some((f) => (f.startsWith('=') ? s.name === f.slice(1) : s.name.includes(f)));
+  const chosen = (s: Scenario): boolean => {
+    // Side by side, nothing is compared with the ceilings: they are left out.
+    if (s.server !== 'service') return !SIDE_BY_SIDE;
+    return (
+      ONLY === undefined ||
+      ONLY.split('|').some((f) => (f.startsWith('=') ? s.name === f.slice(1) : s.name.includes(f)))
+    );
+  };
   // A chosen Redis mode brings its single-Redis baseline along.
   const scenarios = withBefore(
     ALL.filter((s) => chosen(s) || ALL.some((o) => chosen(o) && o.baseline === s.name)),
@@ -426,6 +482,7 @@ async function main(): Promise<void> {
   try {
     process.stdout.write(
       `${SECONDS} s per run after ${WARMUP_MS / 1000} s of warm-up, ${ROUNDS} rounds round-robin, medians; ` +
+        (SIDE_BY_SIDE ? 'each row and its [before] twin side by side; ' : '') +
         (HAS_TASKSET
           ? `server on core ${CORES.server} (${serverCores(2)} for the WORKERS rows with 2), load generator on ${CORES.load}, redis and memcached on ${CORES.redis}\n`
           : 'taskset missing: nothing pinned\n'),
@@ -435,7 +492,10 @@ async function main(): Promise<void> {
     const memoryKeys = scenarios.some((s) => s.name === NAMES.memoryMillion)
       ? await runMemoryKeys()
       : undefined;
-    const results = targets(rows, memoryKeys);
+    // Side by side a service has half its core: its ratios to the ceilings are not measured.
+    const results = SIDE_BY_SIDE ? [] : targets(rows, memoryKeys);
+    if (SIDE_BY_SIDE)
+      process.stdout.write('targets: not judged side by side (each service had half a core)\n');
     for (const t of results)
       process.stdout.write(
         `${t.isMet === undefined ? 'info' : t.isMet ? 'met ' : 'GAP '}  ${t.target}: ${t.measured}\n`,

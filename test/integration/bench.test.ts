@@ -42,3 +42,36 @@ it('runs the bench end to end and every answer is the expected one', async () =>
   expect(output).toMatch(/issue 5 #3\. memory, 16 in flight: p99 < 2 ms: \d+\.\d+ ms/);
   expect(output).toMatch(/results: .*bench-results\/bench-.*\.json/);
 });
+
+it('runs a row and its [before] twin side by side, with their ratio and no ceilings', async () => {
+  // This checkout as its own "before": the mode's plumbing, not a change, is under test.
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bench', 'run.js')], {
+    env: {
+      ...process.env,
+      BENCH_SECONDS: '1',
+      BENCH_ROUNDS: '1',
+      BENCH_ONLY: '=memory, 1 descriptor @16',
+      BENCH_BEFORE: ROOT,
+      BENCH_SIDE_BY_SIDE: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect({ code, output }).toMatchObject({ code: 0 });
+  const rows = output
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| --'))
+    .map((l) => l.split('|').map((c) => c.trim()));
+  expect(rows.map((c) => [c[1], c[4], c[5], c[c.length - 2]])).toEqual([
+    ['memory, 1 descriptor @16', '-', '-', '0'],
+    ['memory, 1 descriptor @16 [before]', '-', '-', '0'],
+  ]);
+  // Their ratio is the only comparison a side-by-side row prints.
+  expect(output).toMatch(
+    /memory, 1 descriptor @16 \[before\]: \d+\.\d\dx the answers\/s of "memory, 1 descriptor @16" in the same rounds/,
+  );
+  expect(output).toContain('targets: not judged side by side');
+});
