@@ -17,10 +17,11 @@ function constantFrame(): Buffer {
   return frame;
 }
 
-// The same shared header objects and trailers the service sends (src/server/grpc/replies.ts).
+// The same shared header objects, options and trailers the service sends
+// (src/server/grpc/replies.ts), without its grpc-accept-encoding: no Date either.
 const HEADERS = Object.freeze({ ':status': 200, 'content-type': 'application/grpc' });
 const TRAILERS = Object.freeze({ 'grpc-status': '0' });
-const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
+const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true, sendDate: false });
 
 function ignore(): void {
   // The body is not decoded: the limit only reads it to its end.

@@ -119,6 +119,19 @@ describe('answers', () => {
     expect(rls.responseDeserialize(answer.body.subarray(5)).overallCode).toBe('OK');
   });
 
+  it('answers with the headers a gRPC server sends, and no Date (the reference sends none)', async () => {
+    const answered = await raw({}, framed(validRequest()));
+    const refused = await raw({}, framed(Buffer.alloc(0), 1));
+    for (const answer of [answered, refused]) {
+      expect(Object.keys(answer.headers).sort()).toEqual([
+        ':status',
+        'content-type',
+        'grpc-accept-encoding',
+        ...(answer === refused ? ['grpc-message', 'grpc-status'] : []),
+      ]);
+    }
+  });
+
   it('a request split over many DATA frames', async () => {
     const whole = framed(validRequest());
     const answer = await new Promise<RawAnswer>((resolve, reject) => {

@@ -13,8 +13,10 @@ const RESPONSE_HEADERS: http2.OutgoingHttpHeaders = Object.freeze({
   'grpc-accept-encoding': ACCEPT_ENCODING,
 });
 const OK_TRAILERS: http2.OutgoingHttpHeaders = Object.freeze({ 'grpc-status': '0' });
-const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
-export const END_STREAM = Object.freeze({ endStream: true });
+// No Date header: gRPC has no use for it and the reference's (Go) server sends none, while
+// node:http2 adds one to every response unless told not to.
+const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true, sendDate: false });
+export const END_STREAM = Object.freeze({ endStream: true, sendDate: false });
 
 function sendTrailers(this: http2.ServerHttp2Stream): void {
   this.sendTrailers(OK_TRAILERS);
