@@ -17,11 +17,11 @@ function shardOf(key: string): number {
 
 export class ShardedMap<V> {
   private readonly shards = Array.from({ length: SHARDS }, () => new Map<string, V>());
+  /** Kept as entries come and go: the store asks for it on every new key. */
+  private count = 0;
 
   get size(): number {
-    let size = 0;
-    for (const shard of this.shards) size += shard.size;
-    return size;
+    return this.count;
   }
 
   get(key: string): V | undefined {
@@ -29,15 +29,22 @@ export class ShardedMap<V> {
   }
 
   set(key: string, value: V): void {
-    this.shards[shardOf(key)]?.set(key, value);
+    const shard = this.shards[shardOf(key)];
+    if (shard === undefined) return;
+    const before = shard.size;
+    shard.set(key, value);
+    this.count += shard.size - before;
   }
 
   delete(key: string): boolean {
-    return this.shards[shardOf(key)]?.delete(key) ?? false;
+    const isDeleted = this.shards[shardOf(key)]?.delete(key) ?? false;
+    if (isDeleted) this.count -= 1;
+    return isDeleted;
   }
 
   clear(): void {
     for (const shard of this.shards) shard.clear();
+    this.count = 0;
   }
 
   /** How many entries each shard holds (how evenly the hash spreads keys). */

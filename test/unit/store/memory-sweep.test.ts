@@ -53,3 +53,18 @@ it('spreads keys over its shards and finds each again', () => {
   expect(map.delete('domain_key_value1_1700000000')).toBe(true);
   expect(map.get('domain_key_value1_1700000000')).toBeUndefined();
 });
+
+it('keeps its size through new keys, replaced values, deletions and clear', () => {
+  const map = new ShardedMap<number>();
+  map.set('a', 1);
+  map.set('b', 2);
+  map.set('a', 3);
+  expect(map.size).toBe(2);
+  expect(map.delete('missing')).toBe(false);
+  expect(map.delete('a')).toBe(true);
+  expect(map.delete('a')).toBe(false);
+  expect(map.size).toBe(1);
+  expect(map.size).toBe(map.shardSizes().reduce((sum, n) => sum + n, 0));
+  map.clear();
+  expect(map.size).toBe(0);
+});
