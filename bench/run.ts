@@ -340,7 +340,10 @@ function roundRatios(
   };
 }
 
-/** The runs of one round in order: alone, or with BENCH_SIDE_BY_SIDE a row and its twin. */
+/**
+ * The runs of one round in order: alone, or with BENCH_SIDE_BY_SIDE a row and its twin (those
+ * that pause the backend or fill it first still run one after the other).
+ */
 function runGroups(scenarios: readonly Scenario[]): Scenario[][] {
   const groups: Scenario[][] = [];
   for (const scenario of scenarios) {
@@ -349,6 +352,8 @@ function runGroups(scenarios: readonly Scenario[]): Scenario[][] {
       SIDE_BY_SIDE &&
       scenario.serviceRoot === BEFORE &&
       scenario.pauseBackend !== true &&
+      // Fill calls end at different moments: the two windows would not be the same.
+      scenario.fill === undefined &&
       last?.length === 1 &&
       last[0]?.name === scenario.baseline;
     if (isTwin) last.push(scenario);
