@@ -43,7 +43,7 @@ function literal(value: string): Buffer {
  * The request header block. Only static-table references and literals "without indexing"
  * are used, so the block never touches the dynamic table and is the same for every call.
  */
-export function requestHeaderBlock(authority: string, path: string): Buffer {
+export function requestHeaderBlock(authority: string, path: string, grpcTimeout?: string): Buffer {
   return Buffer.concat([
     Buffer.from([0x83]), // :method POST
     Buffer.from([0x86]), // :scheme http
@@ -56,6 +56,9 @@ export function requestHeaderBlock(authority: string, path: string): Buffer {
     Buffer.from([0x00]), // te, a new name
     literal('te'),
     literal('trailers'),
+    ...(grpcTimeout === undefined
+      ? []
+      : [Buffer.from([0x00]), literal('grpc-timeout'), literal(grpcTimeout)]),
   ]);
 }
 
@@ -110,8 +113,8 @@ export class RawGrpcConnection {
   private received = 0;
   private isClosed = false;
 
-  constructor(host: string, port: number, path: string) {
-    this.headerBlock = requestHeaderBlock(`${host}:${String(port)}`, path);
+  constructor(host: string, port: number, path: string, grpcTimeout?: string) {
+    this.headerBlock = requestHeaderBlock(`${host}:${String(port)}`, path, grpcTimeout);
     this.socket = net.connect({ host, port, noDelay: true });
     const settings = Buffer.alloc(12);
     settings.writeUInt16BE(0x2, 0); // ENABLE_PUSH

@@ -21,6 +21,8 @@ export interface LoadOptions {
    * next number): fills the counters so that the measured window meets `distinct` live keys.
    */
   readonly fill?: { readonly bodies: readonly string[]; readonly calls: number };
+  /** gRPC: a grpc-timeout header on every call (Envoy sends its filter's timeout, 20m by default). */
+  readonly grpcTimeout?: string;
   readonly concurrency: number;
   /** gRPC connections the calls in flight are spread over; HTTP uses one per call. */
   readonly connections: number;
@@ -46,7 +48,7 @@ type Send = (body: Buffer, done: (outcome: string) => void) => void;
 function grpcSender(options: LoadOptions): { send: Send; close: () => void } {
   const connections = Array.from(
     { length: options.connections },
-    () => new RawGrpcConnection(options.host, options.port, PATH),
+    () => new RawGrpcConnection(options.host, options.port, PATH, options.grpcTimeout),
   );
   let next = 0;
   return {

@@ -212,6 +212,7 @@ async function measure(
       port: server.port,
       bodies: scenario.bodies(scenario.kind),
       ...(scenario.distinct === undefined ? {} : { distinct: scenario.distinct }),
+      ...(scenario.grpcTimeout === undefined ? {} : { grpcTimeout: scenario.grpcTimeout }),
       ...(scenario.fill === undefined
         ? {}
         : { fill: { bodies: scenario.fill.bodies(scenario.kind), calls: scenario.fill.calls } }),

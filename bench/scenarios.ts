@@ -48,6 +48,8 @@ export interface Scenario {
   readonly expect: string;
   /** Each call's body numbered with the next of this many values (see LoadOptions.distinct). */
   readonly distinct?: number;
+  /** A grpc-timeout header on every call, as Envoy sends its filter's timeout. */
+  readonly grpcTimeout?: string;
   /** Calls sent before the warm-up to fill the counters (numbered like `distinct`). */
   readonly fill?: { readonly bodies: (kind: Kind) => string[]; readonly calls: number };
   /** The row this one's cost per answer is compared with in the cost curves. */
@@ -169,6 +171,12 @@ export const SCENARIOS: readonly Scenario[] = [
   ceiling(LIMIT_16, 'h2limit', 16),
   scenario({ name: 'redis, 1 descriptor', bodies: one }),
   scenario({ name: 'redis, 1 descriptor @16', concurrency: 16, bodies: one }),
+  scenario({
+    name: 'redis, 1 descriptor, grpc-timeout as Envoy sends',
+    bodies: one,
+    grpcTimeout: '20m',
+    baseline: 'redis, 1 descriptor',
+  }),
   ...algorithmRows('redis'),
   // Redis hangs (SIGSTOP) and the breaker is open: every answer is the service's own.
   scenario({
@@ -247,6 +255,14 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ name: 'memcached, 10,000 distinct keys', backend: 'memcache', bodies: distinct }),
   scenario({ name: 'memory, 1 descriptor', backend: 'memory', bodies: one }),
   scenario({ name: 'memory, 1 descriptor @16', backend: 'memory', concurrency: 16, bodies: one }),
+  // Envoy's rate limit filter sends its timeout (20 ms unless configured) with every call.
+  scenario({
+    name: 'memory, 1 descriptor, grpc-timeout as Envoy sends',
+    backend: 'memory',
+    bodies: one,
+    grpcTimeout: '20m',
+    baseline: 'memory, 1 descriptor',
+  }),
   ...algorithmRows('memory'),
   // Tracing off is the row above; these send spans to an OTLP/HTTP sink that drops them.
   scenario({
