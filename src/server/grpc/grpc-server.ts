@@ -16,6 +16,7 @@ import { GrpcHealthService, HEALTH_CHECK, HEALTH_WATCH } from './health-service'
 import { SHOULD_RATE_LIMIT, shouldRateLimitMethod, type Decider } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { Sessions } from './sessions';
+import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
 import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
 import type { UnaryReading } from './unary';
@@ -50,6 +51,7 @@ export class RateLimitGrpcServer {
   private readonly healthService: GrpcHealthService;
   private readonly sessions: Sessions;
   private readonly bodyTimeouts: TimeoutQueue;
+  private readonly deadlines = new Deadlines();
 
   constructor(private readonly options: GrpcServerOptions) {
     const { engine, health, stats, logger, limits, lastResort, tracer } = options;
@@ -69,7 +71,14 @@ export class RateLimitGrpcServer {
     const methods = new Map<string, MethodHandler>([
       [
         SHOULD_RATE_LIMIT,
-        shouldRateLimitMethod({ engine, stats, reading, limits: limits.request, tracer }),
+        shouldRateLimitMethod({
+          engine,
+          stats,
+          reading,
+          limits: limits.request,
+          tracer,
+          deadlines: this.deadlines,
+        }),
       ],
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
@@ -121,5 +130,6 @@ export class RateLimitGrpcServer {
     this.secure?.close();
     await this.sessions.drain(this.server, graceMs);
     this.bodyTimeouts.clear();
+    this.deadlines.clear();
   }
 }

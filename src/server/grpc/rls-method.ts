@@ -6,6 +6,7 @@ import type { RequestLimits } from '../../settings';
 import { STAT, type StatsStore, type Timer } from '../../stats';
 import type { RequestTracer } from '../../tracing';
 import { decodeRateLimitRequest, encodeRateLimitResponse } from '../wire/rls-codec';
+import type { Deadline, Deadlines } from './deadlines';
 import { GrpcStatus, parseTimeout } from './protocol';
 import { answerInternal, failCall, sendMessage, sendStatus } from './replies';
 import type { MethodHandler } from './router';
@@ -25,6 +26,8 @@ export interface RlsMethodOptions {
   readonly limits: RequestLimits;
   /** Server spans; undefined while tracing is off, and then nothing is done for it per call. */
   readonly tracer: RequestTracer | undefined;
+  /** The server's deadline queues, cleared when it closes. */
+  readonly deadlines: Deadlines;
 }
 
 const elapsedMs = (started: number): number => performance.now() - started;
@@ -35,22 +38,17 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * Answers DEADLINE_EXCEEDED when the caller's grpc-timeout runs out, at that moment: whatever
  * the backend still does for the call is not waited for, and its late answer is dropped (a
- * closed stream takes no reply). Returns the function that stops the timer.
+ * closed stream takes no reply). Undefined: no grpc-timeout, or one too long to need a timer.
  */
-function armDeadline(stream: http2.ServerHttp2Stream, timeoutMs: number | undefined): () => void {
-  if (timeoutMs === undefined || timeoutMs >= MAX_TIMER_MS) return noDeadline;
-  const timer = setTimeout(() => {
+function armDeadline(
+  deadlines: Deadlines,
+  stream: http2.ServerHttp2Stream,
+  timeoutMs: number | undefined,
+): Deadline | undefined {
+  if (timeoutMs === undefined || timeoutMs >= MAX_TIMER_MS) return undefined;
+  return deadlines.arm(timeoutMs, () => {
     sendStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, 'the deadline passed');
-  }, timeoutMs);
-  const disarm = (): void => {
-    clearTimeout(timer);
-  };
-  stream.once('close', disarm);
-  return disarm;
-}
-
-function noDeadline(): void {
-  // No grpc-timeout: nothing to stop.
+  });
 }
 
 /** The engine's decision, inside the call's span when the call is traced. */
@@ -79,21 +77,27 @@ function decideNow(
 interface Ending {
   readonly responseTime: Timer;
   readonly reading: UnaryReading;
+  readonly deadlines: Deadlines;
 }
 
-/** One call in flight: its stream, when it began, its deadline's off switch and its span. */
+/** One call in flight: its stream, when it began, its deadline and its span. */
 interface Call {
   readonly stream: http2.ServerHttp2Stream;
   readonly started: number;
-  readonly disarm: () => void;
+  readonly deadline: Deadline | undefined;
   readonly traced: TracedCall | undefined;
+}
+
+/** Stops the call's deadline: it was answered, or its client went away. */
+function disarm(ending: Ending, call: Call): void {
+  if (call.deadline !== undefined) ending.deadlines.disarm(call.deadline);
 }
 
 // Both guard themselves: the promise path's then() needs no .catch(), which cost one more
 // promise and microtask per call.
 function answered(ending: Ending, call: Call, response: RateLimitResponse): void {
   try {
-    call.disarm();
+    disarm(ending, call);
     if (call.traced !== undefined) call.traced.overallCode = response.overallCode;
     ending.responseTime.record(elapsedMs(call.started));
     sendMessage(call.stream, encodeRateLimitResponse(response, true));
@@ -104,7 +108,7 @@ function answered(ending: Ending, call: Call, response: RateLimitResponse): void
 
 function failed(ending: Ending, call: Call, err: unknown): void {
   try {
-    call.disarm();
+    disarm(ending, call);
     if (call.traced !== undefined) call.traced.error = err;
     ending.responseTime.record(elapsedMs(call.started));
     failCall(call.stream, err, ending.reading);
@@ -147,24 +151,35 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
   const ending: Ending = {
     responseTime: options.stats.timer(STAT.responseTime('ShouldRateLimit')),
     reading,
+    deadlines: options.deadlines,
   };
   return (stream, headers, encoding) => {
     const call: Call = {
       stream,
       started: performance.now(),
-      disarm: armDeadline(stream, parseTimeout(headers['grpc-timeout'])),
+      deadline: armDeadline(ending.deadlines, stream, parseTimeout(headers['grpc-timeout'])),
       traced: tracer === undefined ? undefined : startTracedCall(tracer, stream, headers),
     };
     totalRequests.inc();
-    readUnary(stream, encoding, reading, (message) => {
-      let request;
-      try {
-        request = decodeRateLimitRequest(message.buf, message.start, message.end, limits);
-      } catch (err: unknown) {
-        failed(ending, call, err);
-        return;
-      }
-      answer(engine, ending, call, request);
-    });
+    readUnary(
+      stream,
+      encoding,
+      reading,
+      (message) => {
+        let request;
+        try {
+          request = decodeRateLimitRequest(message.buf, message.start, message.end, limits);
+        } catch (err: unknown) {
+          failed(ending, call, err);
+          return;
+        }
+        answer(engine, ending, call, request);
+      },
+      call.deadline === undefined
+        ? undefined
+        : () => {
+            disarm(ending, call);
+          },
+    );
   };
 }

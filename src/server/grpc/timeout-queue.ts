@@ -31,6 +31,11 @@ export class TimeoutQueue {
     return entry;
   }
 
+  /** Whether no wait is queued. */
+  get isEmpty(): boolean {
+    return this.entries.size === 0;
+  }
+
   remove(entry: QueuedTimeout | undefined): void {
     if (entry !== undefined) this.entries.delete(entry);
   }

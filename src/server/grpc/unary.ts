@@ -57,12 +57,16 @@ function connectionFull(connectionCap: number): CallError {
   );
 }
 
-/** Reads a request body, refusing one larger than a message may be or slower than allowed. */
+/**
+ * Reads a request body, refusing one larger than a message may be or slower than allowed.
+ * Exactly one of the three callbacks runs, `onClosed` when the stream closes first.
+ */
 function readBody(
   stream: http2.ServerHttp2Stream,
   reading: UnaryReading,
   onBody: (body: Buffer) => void,
   onError: (err: CallError) => void,
+  onClosed: (() => void) | undefined,
 ): void {
   const session = stream.session;
   const connectionCap = reading.maxRequestBytes * BUFFERED_MESSAGES_PER_CONNECTION;
@@ -111,20 +115,25 @@ function readBody(
     onBody(body);
   });
   stream.on('close', () => {
-    if (!isSettled) settle();
+    if (isSettled) return;
+    settle();
+    onClosed?.();
   });
 }
 
 /**
  * Reads the one request message of a call, decompressed, and hands it over; a body that is
  * not exactly one message ends the call with the protocol's status. An exception `handle`
- * throws is the last resort's: logged, counted, the call answered INTERNAL.
+ * throws is the last resort's: logged, counted, the call answered INTERNAL. `onUnread` runs
+ * instead of `handle` when the call ends without a message: refused while reading, or its
+ * client gone first.
  */
 export function readUnary(
   stream: http2.ServerHttp2Stream,
   encoding: string | undefined,
   reading: UnaryReading,
   handle: (message: FramedMessage) => void,
+  onUnread?: () => void,
 ): void {
   const { lastResort, maxRequestBytes } = reading;
   readBody(
@@ -135,6 +144,7 @@ export function readUnary(
       try {
         message = uncompressed(singleMessage(body, maxRequestBytes), encoding, maxRequestBytes);
       } catch (err: unknown) {
+        onUnread?.();
         failCall(stream, err, reading);
         return;
       }
@@ -145,7 +155,9 @@ export function readUnary(
       }
     },
     (err) => {
+      onUnread?.();
       failCall(stream, err, reading);
     },
+    onUnread,
   );
 }

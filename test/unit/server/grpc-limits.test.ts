@@ -1,6 +1,6 @@
 // The gRPC listener under hostile or unlucky callers: deadlines, the last resort, and the
 // limits of the limits section (streams, request size, preface, unfinished bodies, idle).
-import type http2 from 'node:http2';
+import http2 from 'node:http2';
 import net from 'node:net';
 import { status } from '@grpc/grpc-js';
 import type { RateLimitRequest, RateLimitResponse } from '../../../src/engine';
@@ -13,6 +13,8 @@ import { loadSettings, type LimitsSettings } from '../../../src/settings';
 import { STAT, StatsStore } from '../../../src/stats';
 import { eventually } from '../../helpers/eventually';
 import { connect, frame, rawCall } from '../../helpers/h2-raw';
+
+const http2constants = http2.constants;
 
 const serialize = (
   loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
@@ -39,10 +41,11 @@ function limits(env: Record<string, string>): LimitsSettings {
 async function startServer(
   decide: (request: RateLimitRequest) => Promise<RateLimitResponse>,
   env: Record<string, string> = {},
+  decideNow?: (request: RateLimitRequest) => RateLimitResponse,
 ) {
   const stats = new StatsStore();
   const logger = new MemoryLogger();
-  const engine: Decider = { shouldRateLimit: decide };
+  const engine: Decider = { shouldRateLimit: decide, decideNow };
   const server = new RateLimitGrpcServer({
     settings: {
       host: '127.0.0.1',
@@ -74,8 +77,9 @@ afterEach(async () => {
 async function setUp(
   decide: (request: RateLimitRequest) => Promise<RateLimitResponse>,
   env: Record<string, string> = {},
+  decideNow?: (request: RateLimitRequest) => RateLimitResponse,
 ) {
-  const started = await startServer(decide, env);
+  const started = await startServer(decide, env, decideNow);
   servers.push(started.server);
   const session = await connect(started.port);
   sessions.push(session);
@@ -106,6 +110,42 @@ describe('deadlines', () => {
       status.DEADLINE_EXCEEDED,
     );
     expect(stats.counter(STAT.unexpectedError).value).toBe(0);
+  });
+
+  /** The deadlines the server still waits on (none once every call has ended). */
+  function waiting(server: RateLimitGrpcServer): number {
+    const { queues } = (
+      server as unknown as { deadlines: { queues: Map<number, { isEmpty: boolean }> } }
+    ).deadlines;
+    return [...queues.values()].filter((queue) => !queue.isEmpty).length;
+  }
+
+  it('lets go of the deadline of a call answered at once, or whose client left mid-body', async () => {
+    const { session, server } = await setUp(
+      () => Promise.resolve(OK),
+      {},
+      () => OK,
+    );
+    for (let i = 0; i < 3; i++)
+      expect((await rawCall(session, REQUEST, { 'grpc-timeout': '1000S' })).grpcStatus).toBe(
+        status.OK,
+      );
+    expect(waiting(server)).toBe(0);
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+      'content-type': 'application/grpc',
+      'grpc-timeout': '999S',
+    });
+    stream.on('error', () => undefined);
+    stream.write(REQUEST.subarray(0, 6));
+    await eventually(() => {
+      expect(waiting(server)).toBe(1);
+    });
+    stream.close(http2constants.NGHTTP2_CANCEL);
+    await eventually(() => {
+      expect(waiting(server)).toBe(0);
+    });
   });
 });
 
