@@ -194,8 +194,11 @@ async function measure(
   work: string,
   otlpPort: number,
   isShared = false,
+  allStarted: () => Promise<void> = () => Promise.resolve(),
 ): Promise<Measurement> {
   const server = await startServer(scenario, redis, work, otlpPort);
+  // Servers that share the core start their load together, so the windows are the same.
+  await allStarted();
   // A hanging backend is neither measured nor asked for its command count.
   const paused = scenario.pauseBackend === true ? (redis?.dataPids() ?? []) : [];
   const signal = (name: NodeJS.Signals): void => {
@@ -317,47 +320,63 @@ interface RoundRatios {
 }
 
 /**
- * This round's ratios of `m`. Run side by side, a service had half its core: only the ratio to
- * its twin means anything then.
+ * This round's ratios of `m`. Run at the same time as `partner`, a server had half its core:
+ * only the ratio to that partner means anything then.
  */
 function roundRatios(
   scenario: Scenario,
   m: Measurement,
   thisRound: ReadonlyMap<string, Measurement>,
-  isShared: boolean,
+  partner: string | undefined,
 ): RoundRatios {
+  const other = (name: string | undefined): Measurement | undefined =>
+    name === undefined || (partner !== undefined && name !== partner)
+      ? undefined
+      : thisRound.get(name);
   const ratioTo = (name: string | undefined): number | undefined => {
-    const other = name === undefined ? undefined : thisRound.get(name);
-    return other === undefined ? undefined : m.answersPerSecond / other.answersPerSecond;
+    const o = other(name);
+    return o === undefined ? undefined : m.answersPerSecond / o.answersPerSecond;
   };
-  const limit = scenario.limit === undefined ? undefined : thisRound.get(scenario.limit);
+  const limit = other(scenario.limit);
   return {
-    ratio: isShared ? undefined : ratioTo(scenario.ceiling),
-    limitRatio: isShared ? undefined : ratioTo(scenario.limit),
-    limitCostRatio:
-      isShared || limit === undefined ? undefined : cpuPerAnswer(limit) / cpuPerAnswer(m),
+    ratio: ratioTo(scenario.ceiling),
+    limitRatio: ratioTo(scenario.limit),
+    limitCostRatio: limit === undefined ? undefined : cpuPerAnswer(limit) / cpuPerAnswer(m),
     // A Redis mode runs after its single-Redis baseline in every round: same spell of load.
     baselineRatio: ratioTo(scenario.baseline),
   };
 }
 
+/** A wait that ends once `parties` callers have called it. */
+function barrier(parties: number): () => Promise<void> {
+  let arrived = 0;
+  let release: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return () => {
+    arrived += 1;
+    if (arrived === parties) release();
+    return all;
+  };
+}
+
 /**
- * The runs of one round in order: alone, or with BENCH_SIDE_BY_SIDE a row and its twin (those
- * that pause the backend or fill it first still run one after the other).
+ * The runs of one round in order: alone, or a row with the one it is `beside` (those that
+ * pause the backend or fill it first still run one after the other).
  */
 function runGroups(scenarios: readonly Scenario[]): Scenario[][] {
   const groups: Scenario[][] = [];
   for (const scenario of scenarios) {
     const last = groups.at(-1);
-    const isTwin =
-      SIDE_BY_SIDE &&
-      scenario.serviceRoot === BEFORE &&
+    const isPartner =
+      scenario.beside !== undefined &&
       scenario.pauseBackend !== true &&
       // Fill calls end at different moments: the two windows would not be the same.
       scenario.fill === undefined &&
       last?.length === 1 &&
-      last[0]?.name === scenario.baseline;
-    if (isTwin) last.push(scenario);
+      last[0]?.name === scenario.beside;
+    if (isPartner) last.push(scenario);
     else groups.push([scenario]);
   }
   return groups;
@@ -380,17 +399,22 @@ async function runRounds(
     for (const group of runGroups(scenarios)) {
       const isShared = group.length > 1;
       for (const scenario of group) deploymentOf(scenario)?.flush();
+      const allStarted = barrier(group.length);
       const results = await Promise.all(
         group.map((scenario) =>
-          measure(scenario, deploymentOf(scenario), work, otlpPort, isShared),
+          measure(scenario, deploymentOf(scenario), work, otlpPort, isShared, allStarted),
         ),
       );
+      for (const [i, scenario] of group.entries()) {
+        const m = results[i];
+        if (m !== undefined) thisRound.set(scenario.name, m);
+      }
       group.forEach((scenario, i) => {
         const m = results[i];
         if (m === undefined) return;
-        thisRound.set(scenario.name, m);
         measured.set(scenario.name, [...(measured.get(scenario.name) ?? []), m]);
-        const r = roundRatios(scenario, m, thisRound, isShared);
+        const partner = isShared ? group.find((o) => o !== scenario)?.name : undefined;
+        const r = roundRatios(scenario, m, thisRound, partner);
         ratios.set(scenario.name, [...(ratios.get(scenario.name) ?? []), r]);
         progress(round, scenario, m, r);
       });
@@ -425,7 +449,16 @@ function withBefore(scenarios: readonly Scenario[]): Scenario[] {
   return scenarios.flatMap((s) =>
     s.server !== 'service'
       ? [s]
-      : [s, { ...s, name: `${s.name} [before]`, serviceRoot: BEFORE, baseline: s.name }],
+      : [
+          s,
+          {
+            ...s,
+            name: `${s.name} [before]`,
+            serviceRoot: BEFORE,
+            baseline: s.name,
+            ...(SIDE_BY_SIDE ? { beside: s.name } : {}),
+          },
+        ],
   );
 }
 

@@ -67,6 +67,11 @@ export interface Scenario {
   readonly pauseBackend?: boolean;
   /** Another checkout whose built service runs this row (BENCH_BEFORE); this one's otherwise. */
   readonly serviceRoot?: string;
+  /**
+   * The row run at the same time as this one, just before it in the list (BENCH_SIDE_BY_SIDE):
+   * this row's ratios are then taken to it alone.
+   */
+  readonly beside?: string;
 }
 
 /** Whether the scenario counts in a deployment the bench starts (Redis in a mode, memcached). */
