@@ -6,14 +6,13 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-it('runs the bench end to end and every answer is the expected one', async () => {
+/**
+ * One-second, one-round bench run with `env`; its whole output and the table's rows as cells
+ * ('', scenario, in flight, answers/s, x grpc-js, of limit, ..., wrong answers, '').
+ */
+async function bench(env: Record<string, string>): Promise<{ output: string; cells: string[][] }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bench', 'run.js')], {
-    env: {
-      ...process.env,
-      BENCH_SECONDS: '1',
-      BENCH_ROUNDS: '1',
-      BENCH_ONLY: 'memory, 1 descriptor @16',
-    },
+    env: { ...process.env, BENCH_SECONDS: '1', BENCH_ROUNDS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -21,10 +20,15 @@ it('runs the bench end to end and every answer is the expected one', async () =>
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   expect({ code, output }).toMatchObject({ code: 0 });
-  const rows = output
+  const cells = output
     .split('\n')
-    .filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| --'));
-  const cells = rows.map((l) => l.split('|').map((c) => c.trim()));
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| --'))
+    .map((l) => l.split('|').map((c) => c.trim()));
+  return { output, cells };
+}
+
+it('runs the bench end to end and every answer is the expected one', async () => {
+  const { output, cells } = await bench({ BENCH_ONLY: 'memory, 1 descriptor @16' });
   // Cells: '', scenario, in flight, answers/s, x grpc-js, of limit, ..., wrong answers, ''.
   expect(cells.map((c) => [c[1], c[2]])).toEqual([
     ['ceiling: no-op grpc-js', '64'],
@@ -45,27 +49,12 @@ it('runs the bench end to end and every answer is the expected one', async () =>
 
 it('runs a row and its [before] twin side by side, with their ratio and no ceilings', async () => {
   // This checkout as its own "before": the mode's plumbing, not a change, is under test.
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bench', 'run.js')], {
-    env: {
-      ...process.env,
-      BENCH_SECONDS: '1',
-      BENCH_ROUNDS: '1',
-      BENCH_ONLY: '=memory, 1 descriptor @16',
-      BENCH_BEFORE: ROOT,
-      BENCH_SIDE_BY_SIDE: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { output, cells } = await bench({
+    BENCH_ONLY: '=memory, 1 descriptor @16',
+    BENCH_BEFORE: ROOT,
+    BENCH_SIDE_BY_SIDE: '1',
   });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  expect({ code, output }).toMatchObject({ code: 0 });
-  const rows = output
-    .split('\n')
-    .filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('| --'))
-    .map((l) => l.split('|').map((c) => c.trim()));
-  expect(rows.map((c) => [c[1], c[4], c[5], c[c.length - 2]])).toEqual([
+  expect(cells.map((c) => [c[1], c[4], c[5], c[c.length - 2]])).toEqual([
     ['memory, 1 descriptor @16', '-', '-', '0'],
     ['memory, 1 descriptor @16 [before]', '-', '-', '0'],
   ]);
