@@ -169,6 +169,13 @@ function ceiling(name: string, server: 'noop' | 'h2limit', concurrency: number):
   });
 }
 
+/**
+ * Envoy's rate limit filter sends its timeout (20 ms unless configured) with every call. The
+ * rows send 1 s: a deadline costs the same per call whatever its length, and 20 ms turned
+ * answers into DEADLINE_EXCEEDED whenever a slow spell of this VM pushed the p99 past it.
+ */
+const ENVOY_LIKE_TIMEOUT = '1S';
+
 export const SCENARIOS: readonly Scenario[] = [
   ceiling(CEILING_64, 'noop', 64),
   ceiling(CEILING_16, 'noop', 16),
@@ -177,9 +184,9 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ name: 'redis, 1 descriptor', bodies: one }),
   scenario({ name: 'redis, 1 descriptor @16', concurrency: 16, bodies: one }),
   scenario({
-    name: 'redis, 1 descriptor, grpc-timeout as Envoy sends',
+    name: 'redis, 1 descriptor, grpc-timeout',
     bodies: one,
-    grpcTimeout: '20m',
+    grpcTimeout: ENVOY_LIKE_TIMEOUT,
     baseline: 'redis, 1 descriptor',
   }),
   ...algorithmRows('redis'),
@@ -260,12 +267,11 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ name: 'memcached, 10,000 distinct keys', backend: 'memcache', bodies: distinct }),
   scenario({ name: 'memory, 1 descriptor', backend: 'memory', bodies: one }),
   scenario({ name: 'memory, 1 descriptor @16', backend: 'memory', concurrency: 16, bodies: one }),
-  // Envoy's rate limit filter sends its timeout (20 ms unless configured) with every call.
   scenario({
-    name: 'memory, 1 descriptor, grpc-timeout as Envoy sends',
+    name: 'memory, 1 descriptor, grpc-timeout',
     backend: 'memory',
     bodies: one,
-    grpcTimeout: '20m',
+    grpcTimeout: ENVOY_LIKE_TIMEOUT,
     baseline: 'memory, 1 descriptor',
   }),
   ...algorithmRows('memory'),
