@@ -51,26 +51,21 @@ function armDeadline(
   });
 }
 
-/** The engine's decision, inside the call's span when the call is traced. */
-function decide(
-  engine: Decider,
+/** `decide(request)`, inside the call's span when the call is traced. */
+function inSpan<T>(
+  decide: (request: RateLimitRequest) => T,
   request: RateLimitRequest,
   call: TracedCall | undefined,
-): Promise<RateLimitResponse> {
-  if (call === undefined) return engine.shouldRateLimit(request);
+): T {
+  if (call === undefined) return decide(request);
   call.domain = request.domain;
-  return call.span.within(() => engine.shouldRateLimit(request));
+  return call.span.within(() => decide(request));
 }
 
-/** decide() in the calling turn, with a store that counts without I/O. */
-function decideNow(
-  now: (request: RateLimitRequest) => RateLimitResponse,
-  request: RateLimitRequest,
-  call: TracedCall | undefined,
-): RateLimitResponse {
-  if (call === undefined) return now(request);
-  call.domain = request.domain;
-  return call.span.within(() => now(request));
+/** The engine's two ways to decide: in the calling turn (when its store can), or by promise. */
+interface Deciding {
+  readonly now: ((request: RateLimitRequest) => RateLimitResponse) | undefined;
+  readonly promised: (request: RateLimitRequest) => Promise<RateLimitResponse>;
 }
 
 /** What ending one call needs besides the call itself. */
@@ -118,12 +113,12 @@ function failed(ending: Ending, call: Call, err: unknown): void {
 }
 
 /** Decides and answers: in this turn when the engine can, else when its promise settles. */
-function answer(engine: Decider, ending: Ending, call: Call, request: RateLimitRequest): void {
-  const now = engine.decideNow;
+function answer(deciding: Deciding, ending: Ending, call: Call, request: RateLimitRequest): void {
+  const now = deciding.now;
   if (now !== undefined) {
     let response: RateLimitResponse;
     try {
-      response = decideNow(now, request, call.traced);
+      response = inSpan(now, request, call.traced);
     } catch (err: unknown) {
       failed(ending, call, err);
       return;
@@ -131,7 +126,7 @@ function answer(engine: Decider, ending: Ending, call: Call, request: RateLimitR
     answered(ending, call, response);
     return;
   }
-  decide(engine, request, call.traced).then(
+  inSpan(deciding.promised, request, call.traced).then(
     (response) => {
       answered(ending, call, response);
     },
@@ -147,6 +142,10 @@ function answer(engine: Decider, ending: Ending, call: Call, request: RateLimitR
  */
 export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler {
   const { engine, reading, limits, tracer } = options;
+  const deciding: Deciding = {
+    now: engine.decideNow,
+    promised: (request) => engine.shouldRateLimit(request),
+  };
   const totalRequests = options.stats.counter(STAT.totalRequests('ShouldRateLimit'));
   const ending: Ending = {
     responseTime: options.stats.timer(STAT.responseTime('ShouldRateLimit')),
@@ -173,7 +172,7 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
           failed(ending, call, err);
           return;
         }
-        answer(engine, ending, call, request);
+        answer(deciding, ending, call, request);
       },
       call.deadline === undefined
         ? undefined
