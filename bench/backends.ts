@@ -23,8 +23,11 @@ export interface Deployment {
   stop(): Promise<void>;
 }
 
+// Its stderr stays in the thrown error: a ping before the server is up is not news.
 const cli = (port: number, ...args: string[]): string =>
-  execFileSync('redis-cli', ['-p', String(port), ...args]).toString();
+  execFileSync('redis-cli', ['-p', String(port), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).toString();
 
 function commandsOf(ports: readonly number[]): number {
   let total = 0;

@@ -1,6 +1,7 @@
 // Loaded into each server the bench measures (`node -r`): notes every garbage collection's
 // start and length and, as the process exits, writes them to BENCH_GC_DIR/<pid>.json, so the
-// bench can add up the GC time of its measured window. It changes nothing else in the process.
+// bench can add up the GC time of its measured window. On SIGUSR2 it runs a full collection
+// (see below); it changes nothing else in the process.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
@@ -25,3 +26,14 @@ if (dir !== undefined && dir !== '') {
     writeFileSync(path.join(dir, `${process.pid}.json`), JSON.stringify(events));
   });
 }
+
+// A server that has had a full collection is in the state it keeps for the rest of its life:
+// from then on node:http2's map of a connection's streams, promoted by that collection, keeps
+// every later stream and what hangs off it alive into the old generation (docs/performance.md).
+// A fresh process measured before its first full collection looked up to a third cheaper than
+// it would be after a minute in production, and one server can reach that state during its
+// warm-up while another does not. So the bench sends SIGUSR2 to every server as the load's
+// warm-up begins, and each is measured after one (`--expose-gc`, given with this probe).
+process.on('SIGUSR2', () => {
+  (globalThis as { gc?: () => void }).gc?.();
+});

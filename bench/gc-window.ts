@@ -9,7 +9,7 @@ export function gcProbe(
   dir: string,
 ): { args: string[]; env: { BENCH_GC_DIR: string } } {
   return {
-    args: ['-r', path.join(root, 'dist', 'bench', 'gc-probe.js')],
+    args: ['--expose-gc', '-r', path.join(root, 'dist', 'bench', 'gc-probe.js')],
     env: { BENCH_GC_DIR: dir },
   };
 }

@@ -193,6 +193,8 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
       });
     };
     startWarmUp = (): void => {
+      // Tells the bench to bring the server to its steady state (bench/gc-probe.ts).
+      process.stdout.write('warming\n');
       setTimeout(() => {
         isMeasuring = true;
         // Tells the bench when to start counting the server's CPU.

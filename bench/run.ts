@@ -184,6 +184,18 @@ function gcDir(work: string): string {
 
 let loadRuns = 0;
 
+/** Asks each server process's GC probe for a full collection. */
+function collectInFull(pids: readonly (number | undefined)[]): void {
+  for (const pid of pids) {
+    if (pid === undefined) continue;
+    try {
+      process.kill(pid, 'SIGUSR2');
+    } catch {
+      // gone already: the run reports it
+    }
+  }
+}
+
 /**
  * One run of `scenario`. `isShared`: another run counts in the same backend at the same time,
  * so the backend's CPU and commands are not this run's to report.
@@ -236,6 +248,14 @@ async function measure(
         resolve();
       });
     });
+    // Every server process collects its garbage in full as the warm-up begins, so that each is
+    // measured in the state a long-running one is in (bench/gc-probe.ts).
+    await waitFor(
+      () => loadOutput().includes('warming\n'),
+      () => `${scenario.name}: the load generator to start its warm-up:\n${loadOutput()}`,
+      FILL_TIMEOUT_MS,
+    );
+    collectInFull([...server.pids(), ...(scenario.workers > 1 ? [server.child.pid] : [])]);
     // CPU and Redis commands are counted over the measured window only, which the load
     // generator announces (after its fill calls, if any, and the warm-up).
     await waitFor(

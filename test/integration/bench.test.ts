@@ -2,7 +2,10 @@
 // the built service prints the table and the targets, and every call got the expected answer.
 // Only correctness is asserted here; the figures are for `npm run bench` on a quiet machine.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gcProbe } from '../../bench/gc-window';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -63,4 +66,35 @@ it('runs a row and its [before] twin side by side, with their ratio and no ceili
     /memory, 1 descriptor @16 \[before\]: \d+\.\d\dx the answers\/s of "memory, 1 descriptor @16" in the same rounds/,
   );
   expect(output).toContain('targets: not judged side by side');
+});
+
+// What the bench's warm-up relies on: each server is measured after a full collection.
+it("has every server's GC probe run a full collection on SIGUSR2, and the server live on", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gc-probe-'));
+  const probe = gcProbe(ROOT, dir);
+  // Counts major collections, and reports the count before and after the probe's.
+  const script = `
+    const { PerformanceObserver, constants } = require('node:perf_hooks');
+    let majors = 0;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (e.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++;
+    }).observe({ entryTypes: ['gc'] });
+    let before;
+    process.on('SIGUSR2', () => { before = majors; setTimeout(() => { console.log('majors', before, majors); process.exit(0); }, 200); });
+    setTimeout(() => console.log('ready'), 50);
+    setTimeout(() => process.exit(3), 10000);`;
+  const child = spawn(process.execPath, [...probe.args, '-e', script], {
+    env: { ...process.env, ...probe.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => {
+    output += c.toString();
+    if (output === 'ready\n') child.kill('SIGUSR2');
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  rmSync(dir, { recursive: true, force: true });
+  expect(code).toBe(0);
+  const [, before, after] = /majors (\d+) (\d+)/.exec(output) ?? [];
+  expect(Number(after)).toBeGreaterThan(Number(before));
 });
