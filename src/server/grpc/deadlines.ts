@@ -1,5 +1,5 @@
 // The callers' deadlines (grpc-timeout), one queue per length in use instead of a timer per call.
-import { TimeoutQueue, type QueuedTimeout } from './timeout-queue';
+import { TimeoutQueue, type Waiting } from './timeout-queue';
 
 /**
  * Lengths with a queue of their own. Envoy sends one length per filter (20 ms unless
@@ -8,35 +8,50 @@ import { TimeoutQueue, type QueuedTimeout } from './timeout-queue';
  */
 const MAX_QUEUES = 16;
 
-/** One call's deadline, to pass to Deadlines.disarm(). */
-export type Deadline =
-  | { readonly queue: TimeoutQueue; readonly entry: QueuedTimeout | undefined }
-  | { readonly timer: NodeJS.Timeout };
+/** One call's deadline, to pass to Deadlines.disarm(): queued, or on a timer of its own. */
+export class Deadline<T> implements Waiting {
+  dueMs = 0;
+  queuedAt = -1;
+  queue: TimeoutQueue<Deadline<T>> | undefined = undefined;
+  timer: NodeJS.Timeout | undefined = undefined;
+
+  constructor(readonly target: T) {}
+}
 
 /**
  * A timer per call cost more than the decision itself on the memory backend: answered in the
  * same turn, each call made node create and drop the timer list of its length, and arm the
  * native timer again. Calls with the same grpc-timeout (rounded up to the millisecond) fall
- * due in the order they came, so they share one queue and one timer.
+ * due in the order they came, so they share one queue and one timer. `onExpire` is told the
+ * target of each deadline that passes.
  */
-export class Deadlines {
-  private readonly queues = new Map<number, TimeoutQueue>();
+export class Deadlines<T> {
+  private readonly queues = new Map<number, TimeoutQueue<Deadline<T>>>();
+  private readonly expire: (deadline: Deadline<T>) => void;
 
-  /** Runs `expire` in `waitMs` unless disarmed first. */
-  arm(waitMs: number, expire: () => void): Deadline {
+  constructor(private readonly onExpire: (target: T) => void) {
+    this.expire = (deadline) => {
+      onExpire(deadline.target);
+    };
+  }
+
+  /** Tells onExpire of `target` in `waitMs` unless disarmed first. */
+  arm(waitMs: number, target: T): Deadline<T> {
+    const deadline = new Deadline(target);
     const ms = Math.max(1, Math.ceil(waitMs));
     const queue = this.queueFor(ms);
     if (queue === undefined) {
-      const timer = setTimeout(expire, ms);
-      timer.unref();
-      return { timer };
+      deadline.timer = setTimeout(this.onExpire, ms, target);
+      deadline.timer.unref();
+    } else if (queue.add(deadline)) {
+      deadline.queue = queue;
     }
-    return { queue, entry: queue.add(expire) };
+    return deadline;
   }
 
-  disarm(deadline: Deadline): void {
-    if ('timer' in deadline) clearTimeout(deadline.timer);
-    else deadline.queue.remove(deadline.entry);
+  disarm(deadline: Deadline<T>): void {
+    if (deadline.timer !== undefined) clearTimeout(deadline.timer);
+    else deadline.queue?.remove(deadline);
   }
 
   /** Drops every deadline still queued (the server is closing). */
@@ -45,7 +60,7 @@ export class Deadlines {
     this.queues.clear();
   }
 
-  private queueFor(ms: number): TimeoutQueue | undefined {
+  private queueFor(ms: number): TimeoutQueue<Deadline<T>> | undefined {
     const known = this.queues.get(ms);
     if (known !== undefined) return known;
     if (this.queues.size >= MAX_QUEUES) {
@@ -54,7 +69,7 @@ export class Deadlines {
       if (idle === undefined) return undefined;
       this.queues.delete(idle[0]);
     }
-    const queue = new TimeoutQueue(ms);
+    const queue = new TimeoutQueue<Deadline<T>>(ms, this.expire);
     this.queues.set(ms, queue);
     return queue;
   }

@@ -13,13 +13,18 @@ import type { RequestTracer } from '../../tracing';
 import type { HealthState } from '../health';
 import type { LastResort } from '../last-resort';
 import { GrpcHealthService, HEALTH_CHECK, HEALTH_WATCH } from './health-service';
-import { SHOULD_RATE_LIMIT, shouldRateLimitMethod, type Decider } from './rls-method';
+import {
+  deadlinePassed,
+  SHOULD_RATE_LIMIT,
+  shouldRateLimitMethod,
+  type Decider,
+} from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { Sessions } from './sessions';
 import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
 import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
-import type { UnaryReading } from './unary';
+import { expireBody, type BodyWait, type UnaryReading } from './unary';
 
 export interface GrpcServerOptions {
   readonly settings: GrpcListenerSettings;
@@ -50,13 +55,13 @@ export class RateLimitGrpcServer {
   private readonly secure: SecureGrpcServer | undefined;
   private readonly healthService: GrpcHealthService;
   private readonly sessions: Sessions;
-  private readonly bodyTimeouts: TimeoutQueue;
-  private readonly deadlines = new Deadlines();
+  private readonly bodyTimeouts: TimeoutQueue<BodyWait>;
+  private readonly deadlines = new Deadlines(deadlinePassed);
 
   constructor(private readonly options: GrpcServerOptions) {
     const { engine, health, stats, logger, limits, lastResort, tracer } = options;
     const connection = limits.connection;
-    this.bodyTimeouts = new TimeoutQueue(connection.headerTimeoutMs);
+    this.bodyTimeouts = new TimeoutQueue(connection.headerTimeoutMs, expireBody);
     const reading: UnaryReading = {
       logger,
       lastResort,

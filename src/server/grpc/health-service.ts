@@ -6,7 +6,7 @@ import { decodeHealthRequest, encodeHealthResponse, type ServingStatus } from '.
 import { GrpcStatus, type FramedMessage } from './protocol';
 import { openResponse, sendMessage, sendStatus } from './replies';
 import type { MethodHandler } from './router';
-import { readUnary, type UnaryReading } from './unary';
+import { readUnary, type UnaryReading, type UnaryReceiver } from './unary';
 
 export const HEALTH_CHECK = '/grpc.health.v1.Health/Check';
 export const HEALTH_WATCH = '/grpc.health.v1.Health/Watch';
@@ -18,6 +18,16 @@ export interface HealthServiceOptions {
   readonly health: HealthState;
   readonly stats: StatsStore;
   readonly reading: UnaryReading;
+}
+
+/** A Check call: its stream, and when it began (its response time is recorded). */
+interface CheckCall {
+  readonly stream: http2.ServerHttp2Stream;
+  readonly started: bigint;
+}
+
+function ignore(): void {
+  // A health call that ends unread holds nothing to give back.
 }
 
 /** The health service and its open Watch streams. */
@@ -35,22 +45,32 @@ export class GrpcHealthService {
   check(): MethodHandler {
     const requests = this.options.stats.counter(STAT.totalRequests('Check'));
     const time = this.options.stats.timer(STAT.responseTime('Check'));
+    const receiver: UnaryReceiver<CheckCall> = {
+      message: (call, message) => {
+        this.answerCheck(call.stream, message);
+        time.record(Number(process.hrtime.bigint() - call.started) / 1e6);
+      },
+      unread: ignore,
+    };
     return (stream, _headers, encoding) => {
-      const started = process.hrtime.bigint();
       requests.inc();
-      readUnary(stream, encoding, this.options.reading, (message) => {
-        this.answerCheck(stream, message);
-        time.record(Number(process.hrtime.bigint() - started) / 1e6);
+      readUnary(stream, encoding, this.options.reading, receiver, {
+        stream,
+        started: process.hrtime.bigint(),
       });
     };
   }
 
   /** The Watch handler: the current status at once, then one message per change. */
   watch(): MethodHandler {
-    return (stream, _headers, encoding) => {
-      readUnary(stream, encoding, this.options.reading, (message) => {
+    const receiver: UnaryReceiver<http2.ServerHttp2Stream> = {
+      message: (stream, message) => {
         this.startWatch(stream, message);
-      });
+      },
+      unread: ignore,
+    };
+    return (stream, _headers, encoding) => {
+      readUnary(stream, encoding, this.options.reading, receiver, stream);
     };
   }
 

@@ -11,7 +11,7 @@ import { GrpcStatus, parseTimeout } from './protocol';
 import { answerInternal, failCall, sendMessage, sendStatus } from './replies';
 import type { MethodHandler } from './router';
 import { startTracedCall, type TracedCall } from './traced-call';
-import { readUnary, type UnaryReading } from './unary';
+import { readUnary, type UnaryReading, type UnaryReceiver } from './unary';
 
 export const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
@@ -26,8 +26,8 @@ export interface RlsMethodOptions {
   readonly limits: RequestLimits;
   /** Server spans; undefined while tracing is off, and then nothing is done for it per call. */
   readonly tracer: RequestTracer | undefined;
-  /** The server's deadline queues, cleared when it closes. */
-  readonly deadlines: Deadlines;
+  /** The server's deadline queues (expiring with deadlinePassed), cleared when it closes. */
+  readonly deadlines: Deadlines<http2.ServerHttp2Stream>;
 }
 
 const elapsedMs = (started: number): number => performance.now() - started;
@@ -35,20 +35,23 @@ const elapsedMs = (started: number): number => performance.now() - started;
 /** setTimeout's ceiling; a longer deadline needs no timer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** Answers DEADLINE_EXCEEDED: the caller's grpc-timeout ran out (the server's Deadlines). */
+export function deadlinePassed(stream: http2.ServerHttp2Stream): void {
+  sendStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, 'the deadline passed');
+}
+
 /**
- * Answers DEADLINE_EXCEEDED when the caller's grpc-timeout runs out, at that moment: whatever
- * the backend still does for the call is not waited for, and its late answer is dropped (a
- * closed stream takes no reply). Undefined: no grpc-timeout, or one too long to need a timer.
+ * Arms the caller's grpc-timeout: at that moment the call is answered DEADLINE_EXCEEDED, and
+ * whatever the backend still does for it is not waited for (a closed stream takes no late
+ * reply). Undefined: no grpc-timeout, or one too long to need a timer.
  */
 function armDeadline(
-  deadlines: Deadlines,
+  deadlines: Deadlines<http2.ServerHttp2Stream>,
   stream: http2.ServerHttp2Stream,
   timeoutMs: number | undefined,
-): Deadline | undefined {
+): Deadline<http2.ServerHttp2Stream> | undefined {
   if (timeoutMs === undefined || timeoutMs >= MAX_TIMER_MS) return undefined;
-  return deadlines.arm(timeoutMs, () => {
-    sendStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, 'the deadline passed');
-  });
+  return deadlines.arm(timeoutMs, stream);
 }
 
 /** `decide(request)`, inside the call's span when the call is traced. */
@@ -72,14 +75,14 @@ interface Deciding {
 interface Ending {
   readonly responseTime: Timer;
   readonly reading: UnaryReading;
-  readonly deadlines: Deadlines;
+  readonly deadlines: Deadlines<http2.ServerHttp2Stream>;
 }
 
 /** One call in flight: its stream, when it began, its deadline and its span. */
 interface Call {
   readonly stream: http2.ServerHttp2Stream;
   readonly started: number;
-  readonly deadline: Deadline | undefined;
+  readonly deadline: Deadline<http2.ServerHttp2Stream> | undefined;
   readonly traced: TracedCall | undefined;
 }
 
@@ -152,6 +155,21 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
     reading,
     deadlines: options.deadlines,
   };
+  const receiver: UnaryReceiver<Call> = {
+    message: (call, message) => {
+      let request;
+      try {
+        request = decodeRateLimitRequest(message.buf, message.start, message.end, limits);
+      } catch (err: unknown) {
+        failed(ending, call, err);
+        return;
+      }
+      answer(deciding, ending, call, request);
+    },
+    unread: (call) => {
+      disarm(ending, call);
+    },
+  };
   return (stream, headers, encoding) => {
     const call: Call = {
       stream,
@@ -160,25 +178,6 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
       traced: tracer === undefined ? undefined : startTracedCall(tracer, stream, headers),
     };
     totalRequests.inc();
-    readUnary(
-      stream,
-      encoding,
-      reading,
-      (message) => {
-        let request;
-        try {
-          request = decodeRateLimitRequest(message.buf, message.start, message.end, limits);
-        } catch (err: unknown) {
-          failed(ending, call, err);
-          return;
-        }
-        answer(deciding, ending, call, request);
-      },
-      call.deadline === undefined
-        ? undefined
-        : () => {
-            disarm(ending, call);
-          },
-    );
+    readUnary(stream, encoding, reading, receiver, call);
   };
 }

@@ -3,48 +3,113 @@
 /** setTimeout's ceiling; a longer wait is as good as none. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** One wait in a queue; `expire` runs once if the entry is still queued when it is due. */
-export interface QueuedTimeout {
-  readonly dueMs: number;
-  readonly expire: () => void;
+/** Slots a queue starts with. */
+const INITIAL_SLOTS = 64;
+/**
+ * A ring larger than this goes back to INITIAL_SLOTS when it empties; a smaller one is kept,
+ * so that a queue whose load hovers around a size does not grow and shrink over and over.
+ */
+const KEPT_SLOTS = 4096;
+
+/**
+ * What a queue holds: the caller's own object (a call's state), so that queueing allocates
+ * nothing. The queue keeps its two fields.
+ */
+export interface Waiting {
+  /** When it falls due, on performance.now(). */
+  dueMs: number;
+  /** Its slot in the queue, or -1 when not queued. */
+  queuedAt: number;
 }
 
 /**
  * Every call reads its body within HEADER_TIMEOUT, and a timer per call (setTimeout and
  * clearTimeout, an async resource each) cost more on the hot path than reading the body.
  * All waits here have the same length, so the oldest is always due first: entries sit in
- * insertion order and one unref'd timer is armed for the oldest, re-armed when it fires.
- * Adding and removing is a Set operation.
+ * arrival order in a ring, and one unref'd timer is armed for the oldest, re-armed when it
+ * fires.
+ *
+ * A ring, not a Set: a long-lived Set that gains and loses an entry per call keeps every entry
+ * alive into the old generation once the process has had a full collection (each rehashed
+ * table is kept by the one before it; docs/performance.md), and an entry holds its call. A
+ * removed entry's slot is emptied at once, so nothing here outlives its call.
  */
-export class TimeoutQueue {
-  private readonly entries = new Set<QueuedTimeout>();
+export class TimeoutQueue<W extends Waiting> {
+  private slots: (W | undefined)[] = new Array<W | undefined>(INITIAL_SLOTS).fill(undefined);
+  /** The oldest slot in use. */
+  private head = 0;
+  /** Slots in use from `head` on, emptied ones behind a waiting entry included. */
+  private count = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly waitMs: number) {}
+  constructor(
+    private readonly waitMs: number,
+    private readonly onExpire: (entry: W) => void,
+  ) {}
 
-  /** Queues `expire` to run `waitMs` from now; returns the entry to pass to remove(). */
-  add(expire: () => void): QueuedTimeout | undefined {
-    if (this.waitMs >= MAX_TIMER_MS) return undefined;
-    const entry: QueuedTimeout = { dueMs: performance.now() + this.waitMs, expire };
-    this.entries.add(entry);
+  /** Queues `entry` to expire `waitMs` from now; false when the wait is too long to need it. */
+  add(entry: W): boolean {
+    entry.queuedAt = -1;
+    if (this.waitMs >= MAX_TIMER_MS) return false;
+    if (this.count === this.slots.length) this.grow();
+    const at = (this.head + this.count) & (this.slots.length - 1);
+    entry.dueMs = performance.now() + this.waitMs;
+    entry.queuedAt = at;
+    this.slots[at] = entry;
+    this.count += 1;
     this.timer ??= this.arm(this.waitMs);
-    return entry;
+    return true;
   }
 
   /** Whether no wait is queued. */
   get isEmpty(): boolean {
-    return this.entries.size === 0;
+    return this.count === 0;
   }
 
-  remove(entry: QueuedTimeout | undefined): void {
-    if (entry !== undefined) this.entries.delete(entry);
+  /** Takes `entry` out; nothing happens when it is not queued here (any more). */
+  remove(entry: W): void {
+    const at = entry.queuedAt;
+    if (at < 0 || this.slots[at] !== entry) return;
+    this.slots[at] = undefined;
+    entry.queuedAt = -1;
+    this.dropEmptyHead();
   }
 
   /** Drops every entry and the timer (the server is closing). */
   clear(): void {
-    this.entries.clear();
+    this.clearSlots();
+    this.count = 0;
     clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  private dropEmptyHead(): void {
+    const mask = this.slots.length - 1;
+    while (this.count > 0 && this.slots[this.head] === undefined) {
+      this.head = (this.head + 1) & mask;
+      this.count -= 1;
+    }
+    if (this.count === 0 && this.slots.length > KEPT_SLOTS) this.clearSlots();
+  }
+
+  /** Back to a small ring once a burst (or one slow body holding the head) has passed. */
+  private clearSlots(): void {
+    this.slots = new Array<W | undefined>(INITIAL_SLOTS).fill(undefined);
+    this.head = 0;
+  }
+
+  /** Twice the slots, the entries moved to the front in the same order. */
+  private grow(): void {
+    const old = this.slots;
+    const mask = old.length - 1;
+    const slots = new Array<W | undefined>(old.length * 2).fill(undefined);
+    for (let i = 0; i < this.count; i++) {
+      const entry = old[(this.head + i) & mask];
+      slots[i] = entry;
+      if (entry !== undefined) entry.queuedAt = i;
+    }
+    this.slots = slots;
+    this.head = 0;
   }
 
   private arm(ms: number): NodeJS.Timeout {
@@ -58,13 +123,18 @@ export class TimeoutQueue {
   private fire(): void {
     this.timer = undefined;
     const now = performance.now();
-    for (const entry of this.entries) {
+    while (this.count > 0) {
+      const entry = this.slots[this.head];
+      if (entry === undefined) {
+        this.dropEmptyHead();
+        continue;
+      }
       if (entry.dueMs > now) {
         this.timer = this.arm(entry.dueMs - now);
         return;
       }
-      this.entries.delete(entry);
-      entry.expire();
+      this.remove(entry);
+      this.onExpire(entry);
     }
   }
 }

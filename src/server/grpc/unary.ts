@@ -12,7 +12,12 @@ import {
   type FramedMessage,
 } from './protocol';
 import { answerInternal, failCall } from './replies';
-import type { TimeoutQueue } from './timeout-queue';
+import type { TimeoutQueue, Waiting } from './timeout-queue';
+
+/** A body in the timeout queue: refused when its time is up. */
+export interface BodyWait extends Waiting {
+  tooSlow(): void;
+}
 
 /** What reading a request needs: its limits, and where to report what goes wrong. */
 export interface UnaryReading {
@@ -22,8 +27,8 @@ export interface UnaryReading {
   readonly maxRequestBytes: number;
   /** HEADER_TIMEOUT: the whole request must have arrived by then. */
   readonly headerTimeoutMs: number;
-  /** The server's queue of bodies still arriving, HEADER_TIMEOUT each. */
-  readonly bodyTimeouts: TimeoutQueue;
+  /** The server's queue of bodies still arriving, HEADER_TIMEOUT each (see expireBody). */
+  readonly bodyTimeouts: TimeoutQueue<BodyWait>;
 }
 
 /**
@@ -57,107 +62,155 @@ function connectionFull(connectionCap: number): CallError {
   );
 }
 
+/** What a method does with its calls' request messages: one object per method, for all calls. */
+export interface UnaryReceiver<C> {
+  /** The call's one request message, decompressed. */
+  message(call: C, message: FramedMessage): void;
+  /** The call ended without a message: refused while reading, or its client gone first. */
+  unread(call: C): void;
+}
+
+/** Where a stream keeps the state of its body being read, for the shared listeners below. */
+const READING = Symbol('unary body being read');
+
+type ReadStream = http2.ServerHttp2Stream & { [READING]?: UnaryRead<unknown> | undefined };
+
 /**
- * Reads a request body, refusing one larger than a message may be or slower than allowed.
- * Exactly one of the three callbacks runs, `onClosed` when the stream closes first.
+ * One call's body being read. Its listeners are shared functions that find it on the stream,
+ * and it is its own entry in the body timeout queue: reading a call allocates this object and
+ * nothing else. That matters beyond the allocation itself: node:http2 keeps every stream alive
+ * into the old generation (docs/performance.md), and whatever the stream still points to goes
+ * along; this state is let go as soon as the body is settled.
  */
-function readBody(
-  stream: http2.ServerHttp2Stream,
-  reading: UnaryReading,
-  onBody: (body: Buffer) => void,
-  onError: (err: CallError) => void,
-  onClosed: (() => void) | undefined,
-): void {
-  const session = stream.session;
-  const connectionCap = reading.maxRequestBytes * BUFFERED_MESSAGES_PER_CONNECTION;
-  let first: Buffer | undefined;
-  let rest: Buffer[] | undefined;
-  let size = 0;
+class UnaryRead<C> implements BodyWait {
+  dueMs = 0;
+  queuedAt = -1;
+  private readonly session: http2.Http2Session | undefined;
+  private first: Buffer | undefined = undefined;
+  private rest: Buffer[] | undefined = undefined;
+  private size = 0;
   /** What this stream added to its connection's count. */
-  let held = 0;
-  let isSettled = false;
-  const settle = (): void => {
-    isSettled = true;
-    reading.bodyTimeouts.remove(timeout);
-    if (held > 0) buffered(session, -held);
-    held = 0;
-  };
-  const refuse = (err: CallError): void => {
-    settle();
-    first = undefined;
-    rest = undefined;
-    onError(err);
-  };
-  const timeout = reading.bodyTimeouts.add(() => {
-    if (isSettled) return;
-    refuse(bodyTooSlow(reading));
-    stream.close();
-  });
-  stream.on('data', (chunk: Buffer) => {
-    if (isSettled) return;
-    size += chunk.length;
-    if (size > reading.maxRequestBytes + 5) {
-      refuse(messageTooLarge(reading.maxRequestBytes));
+  private held = 0;
+
+  constructor(
+    private readonly stream: ReadStream,
+    private readonly encoding: string | undefined,
+    private readonly reading: UnaryReading,
+    private readonly receiver: UnaryReceiver<C>,
+    private readonly call: C,
+  ) {
+    this.session = stream.session;
+  }
+
+  data(chunk: Buffer): void {
+    const { reading } = this;
+    this.size += chunk.length;
+    if (this.size > reading.maxRequestBytes + 5) {
+      this.refuse(messageTooLarge(reading.maxRequestBytes));
       return;
     }
-    held += chunk.length;
-    if (buffered(session, chunk.length) > connectionCap) {
-      refuse(connectionFull(connectionCap));
+    this.held += chunk.length;
+    const connectionCap = reading.maxRequestBytes * BUFFERED_MESSAGES_PER_CONNECTION;
+    if (buffered(this.session, chunk.length) > connectionCap) {
+      this.refuse(connectionFull(connectionCap));
       return;
     }
-    if (first === undefined) first = chunk;
-    else (rest ??= [first]).push(chunk);
-  });
-  stream.on('end', () => {
-    if (isSettled) return;
-    const body = rest !== undefined ? Buffer.concat(rest, size) : (first ?? Buffer.alloc(0));
-    settle();
-    onBody(body);
-  });
-  stream.on('close', () => {
-    if (isSettled) return;
-    settle();
-    onClosed?.();
-  });
+    if (this.first === undefined) this.first = chunk;
+    else (this.rest ??= [this.first]).push(chunk);
+  }
+
+  end(): void {
+    const { first, rest } = this;
+    const body = rest !== undefined ? Buffer.concat(rest, this.size) : (first ?? Buffer.alloc(0));
+    this.settle();
+    this.deliver(body);
+  }
+
+  /** The stream closed before its body ended: the client is gone. */
+  closed(): void {
+    this.settle();
+    this.receiver.unread(this.call);
+  }
+
+  /** HEADER_TIMEOUT passed with the body still arriving. */
+  tooSlow(): void {
+    if (this.stream[READING] !== this) return;
+    this.refuse(bodyTooSlow(this.reading));
+    this.stream.close();
+  }
+
+  /** Reading is over: out of the timeout queue, off the stream, its bytes given back. */
+  private settle(): void {
+    this.stream[READING] = undefined;
+    this.reading.bodyTimeouts.remove(this);
+    if (this.held > 0) buffered(this.session, -this.held);
+    this.held = 0;
+    this.first = undefined;
+    this.rest = undefined;
+  }
+
+  private refuse(err: CallError): void {
+    this.settle();
+    this.receiver.unread(this.call);
+    failCall(this.stream, err, this.reading);
+  }
+
+  private deliver(body: Buffer): void {
+    const { reading, stream } = this;
+    let message: FramedMessage;
+    try {
+      message = uncompressed(
+        singleMessage(body, reading.maxRequestBytes),
+        this.encoding,
+        reading.maxRequestBytes,
+      );
+    } catch (err: unknown) {
+      this.receiver.unread(this.call);
+      failCall(stream, err, reading);
+      return;
+    }
+    try {
+      this.receiver.message(this.call, message);
+    } catch (err: unknown) {
+      answerInternal(stream, err, reading.lastResort, 'gRPC call');
+    }
+  }
+}
+
+function onData(this: ReadStream, chunk: Buffer): void {
+  this[READING]?.data(chunk);
+}
+
+function onEnd(this: ReadStream): void {
+  this[READING]?.end();
+}
+
+function onClose(this: ReadStream): void {
+  this[READING]?.closed();
+}
+
+/** The body timeout queue's action: what is still being read when its time is up is refused. */
+export function expireBody(read: BodyWait): void {
+  read.tooSlow();
 }
 
 /**
- * Reads the one request message of a call, decompressed, and hands it over; a body that is
- * not exactly one message ends the call with the protocol's status. An exception `handle`
- * throws is the last resort's: logged, counted, the call answered INTERNAL. `onUnread` runs
- * instead of `handle` when the call ends without a message: refused while reading, or its
- * client gone first.
+ * Reads the one request message of a call, decompressed, within the limits, and hands it to
+ * `receiver.message`; a body that is not exactly one message ends the call with the protocol's
+ * status. An exception the receiver throws is the last resort's: logged, counted, the call
+ * answered INTERNAL. `receiver.unread` runs instead when the call ends without a message.
  */
-export function readUnary(
+export function readUnary<C>(
   stream: http2.ServerHttp2Stream,
   encoding: string | undefined,
   reading: UnaryReading,
-  handle: (message: FramedMessage) => void,
-  onUnread?: () => void,
+  receiver: UnaryReceiver<C>,
+  call: C,
 ): void {
-  const { lastResort, maxRequestBytes } = reading;
-  readBody(
-    stream,
-    reading,
-    (body) => {
-      let message: FramedMessage;
-      try {
-        message = uncompressed(singleMessage(body, maxRequestBytes), encoding, maxRequestBytes);
-      } catch (err: unknown) {
-        onUnread?.();
-        failCall(stream, err, reading);
-        return;
-      }
-      try {
-        handle(message);
-      } catch (err: unknown) {
-        answerInternal(stream, err, lastResort, 'gRPC call');
-      }
-    },
-    (err) => {
-      onUnread?.();
-      failCall(stream, err, reading);
-    },
-    onUnread,
-  );
+  const read = new UnaryRead(stream, encoding, reading, receiver, call);
+  (stream as ReadStream)[READING] = read;
+  reading.bodyTimeouts.add(read);
+  stream.on('data', onData);
+  stream.on('end', onEnd);
+  stream.on('close', onClose);
 }

@@ -11,13 +11,13 @@ describe('Deadlines', () => {
   });
 
   it('expires deadlines of several lengths each at its own time, and never a disarmed one', () => {
-    const deadlines = new Deadlines();
     const expired: string[] = [];
-    deadlines.arm(20, () => expired.push('a20'));
-    const b = deadlines.arm(20, () => expired.push('b20'));
-    deadlines.arm(5, () => expired.push('c5'));
+    const deadlines = new Deadlines<string>((target) => expired.push(target));
+    deadlines.arm(20, 'a20');
+    const b = deadlines.arm(20, 'b20');
+    deadlines.arm(5, 'c5');
     // 0.3 ms of a µs-precise grpc-timeout rounds up to 1 ms.
-    deadlines.arm(0.3, () => expired.push('d0.3'));
+    deadlines.arm(0.3, 'd0.3');
     deadlines.disarm(b);
     jest.advanceTimersByTime(1);
     expect(expired).toEqual(['d0.3']);
@@ -32,40 +32,38 @@ describe('Deadlines', () => {
   });
 
   it('shares one timer among the deadlines of one length', () => {
-    const deadlines = new Deadlines();
+    const deadlines = new Deadlines<number>(() => undefined);
     const before = jest.getTimerCount();
-    for (let i = 0; i < 100; i++) deadlines.arm(20, () => undefined);
+    for (let i = 0; i < 100; i++) deadlines.arm(20, i);
     expect(jest.getTimerCount() - before).toBe(1);
   });
 
   it('gives a timer of its own past 16 lengths waited on, and reuses a length no one waits on', () => {
-    const deadlines = new Deadlines();
     const expired: number[] = [];
-    const held = Array.from({ length: 16 }, (_, i) =>
-      deadlines.arm(100 + i, () => expired.push(100 + i)),
-    );
+    const deadlines = new Deadlines<number>((target) => expired.push(target));
+    const held = Array.from({ length: 16 }, (_, i) => deadlines.arm(100 + i, 100 + i));
     const timers = jest.getTimerCount();
     // Every queue holds a call: a new length gets a timer of its own.
-    const own = deadlines.arm(50, () => expired.push(50));
+    const own = deadlines.arm(50, 50);
     expect(jest.getTimerCount()).toBe(timers + 1);
-    deadlines.arm(60, () => expired.push(60));
+    deadlines.arm(60, 60);
     jest.advanceTimersByTime(60);
     expect(expired).toEqual([50, 60]);
     deadlines.disarm(own);
     for (const deadline of held.slice(1)) deadlines.disarm(deadline);
     // Now fifteen queues are empty; a new length takes the place of one of them.
     const whole = jest.getTimerCount();
-    deadlines.arm(70, () => expired.push(70));
-    deadlines.arm(70, () => expired.push(71));
+    deadlines.arm(70, 70);
+    deadlines.arm(70, 71);
     expect(jest.getTimerCount()).toBe(whole + 1);
     jest.advanceTimersByTime(100);
     expect(expired).toEqual([50, 60, 100, 70, 71]);
   });
 
   it('drops every waiting deadline on clear', () => {
-    const deadlines = new Deadlines();
     const expired: string[] = [];
-    deadlines.arm(20, () => expired.push('a'));
+    const deadlines = new Deadlines<string>((target) => expired.push(target));
+    deadlines.arm(20, 'a');
     deadlines.clear();
     jest.advanceTimersByTime(100);
     expect(expired).toEqual([]);
