@@ -132,9 +132,8 @@ class UnaryRead<C> implements BodyWait {
     this.receiver.unread(this.call);
   }
 
-  /** HEADER_TIMEOUT passed with the body still arriving. */
+  /** HEADER_TIMEOUT passed with the body still arriving (a settled read left the queue). */
   tooSlow(): void {
-    if (this.stream[READING] !== this) return;
     this.refuse(bodyTooSlow(this.reading));
     this.stream.close();
   }
