@@ -32,8 +32,9 @@ if (dir !== undefined && dir !== '') {
 // every later stream and what hangs off it alive into the old generation (docs/performance.md).
 // A fresh process measured before its first full collection looked up to a third cheaper than
 // it would be after a minute in production, and one server can reach that state during its
-// warm-up while another does not. So the bench sends SIGUSR2 to every server as the load's
-// warm-up begins, and each is measured after one (`--expose-gc`, given with this probe).
+// warm-up while another does not. So the bench sends SIGUSR2 to every server half a second into
+// the load's warm-up (bench/run.ts says why not sooner), and each is measured after one
+// (`--expose-gc`, given with this probe).
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
 });

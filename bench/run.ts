@@ -53,7 +53,15 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '5');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '3');
 const ONLY = process.env.BENCH_ONLY;
-const WARMUP_MS = 1000;
+const WARMUP_MS = 1500;
+/**
+ * How far into the warm-up the servers are settled (see measure()). A full collection in the
+ * first moments of load, while V8 is still collecting type feedback for the code it runs,
+ * left the service taking V8's slow runtime path for every object process.nextTick builds,
+ * for the rest of the process's life (about 12% of its CPU); the same collection 300 ms or more
+ * into the load, or any natural one later, does not.
+ */
+const SETTLE_AFTER_MS = 500;
 /** How long a scenario's fill calls and warm-up may take before the bench gives up. */
 const FILL_TIMEOUT_MS = 600_000;
 const STOP_GRACE_MS = 5000;
@@ -248,13 +256,14 @@ async function measure(
         resolve();
       });
     });
-    // Every server process collects its garbage in full as the warm-up begins, so that each is
+    // Every server process collects its garbage in full early in the warm-up, so that each is
     // measured in the state a long-running one is in (bench/gc-probe.ts).
     await waitFor(
       () => loadOutput().includes('warming\n'),
       () => `${scenario.name}: the load generator to start its warm-up:\n${loadOutput()}`,
       FILL_TIMEOUT_MS,
     );
+    await delay(SETTLE_AFTER_MS);
     collectInFull([...server.pids(), ...(scenario.workers > 1 ? [server.child.pid] : [])]);
     // CPU and Redis commands are counted over the measured window only, which the load
     // generator announces (after its fill calls, if any, and the warm-up).
