@@ -30,11 +30,10 @@ if (dir !== undefined && dir !== '') {
 // A server that has had a full collection is in the state it keeps for the rest of its life:
 // from then on node:http2's map of a connection's streams, promoted by that collection, keeps
 // every later stream and what hangs off it alive into the old generation (docs/performance.md).
-// A fresh process measured before its first full collection looked up to a third cheaper than
-// it would be after a minute in production, and one server can reach that state during its
-// warm-up while another does not. So the bench sends SIGUSR2 to every server half a second into
-// the load's warm-up (bench/run.ts says why not sooner), and each is measured after one
-// (`--expose-gc`, given with this probe).
+// Whether a server's own first collection falls before its window, inside it or after it
+// differs from one server to the next, so the bench gives every server one, half a second
+// into the load's warm-up (bench/run.ts says why not sooner), by SIGUSR2 (`--expose-gc` comes
+// with this probe).
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
 });
