@@ -1,5 +1,5 @@
 // The callers' deadlines (grpc-timeout), one queue per length in use instead of a timer per call.
-import { TimeoutQueue, type Waiting } from './timeout-queue';
+import { MAX_TIMER_MS, TimeoutQueue, type Waiting } from './timeout-queue';
 
 /**
  * Lengths with a queue of their own. Envoy sends one length per filter (20 ms unless
@@ -35,15 +35,20 @@ export class Deadlines<T> {
     };
   }
 
-  /** Tells onExpire of `target` in `waitMs` unless disarmed first. */
-  arm(waitMs: number, target: T): Deadline<T> {
-    const deadline = new Deadline(target);
+  /**
+   * Tells onExpire of `target` in `waitMs` unless disarmed first. Undefined for a wait past
+   * setTimeout's ceiling: no one waits that long, and such a timer would fire at once.
+   */
+  arm(waitMs: number, target: T): Deadline<T> | undefined {
     const ms = Math.max(1, Math.ceil(waitMs));
+    if (ms >= MAX_TIMER_MS) return undefined;
+    const deadline = new Deadline(target);
     const queue = this.queueFor(ms);
     if (queue === undefined) {
       deadline.timer = setTimeout(this.onExpire, ms, target);
       deadline.timer.unref();
-    } else if (queue.add(deadline)) {
+    } else {
+      queue.add(deadline);
       deadline.queue = queue;
     }
     return deadline;

@@ -32,9 +32,6 @@ export interface RlsMethodOptions {
 
 const elapsedMs = (started: number): number => performance.now() - started;
 
-/** setTimeout's ceiling; a longer deadline needs no timer. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** Answers DEADLINE_EXCEEDED: the caller's grpc-timeout ran out (the server's Deadlines). */
 export function deadlinePassed(stream: http2.ServerHttp2Stream): void {
   sendStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, 'the deadline passed');
@@ -50,8 +47,7 @@ function armDeadline(
   stream: http2.ServerHttp2Stream,
   timeoutMs: number | undefined,
 ): Deadline<http2.ServerHttp2Stream> | undefined {
-  if (timeoutMs === undefined || timeoutMs >= MAX_TIMER_MS) return undefined;
-  return deadlines.arm(timeoutMs, stream);
+  return timeoutMs === undefined ? undefined : deadlines.arm(timeoutMs, stream);
 }
 
 /** `decide(request)`, inside the call's span when the call is traced. */

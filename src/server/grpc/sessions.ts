@@ -2,9 +2,7 @@
 // cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls.
 import type http2 from 'node:http2';
 import type net from 'node:net';
-
-/** setTimeout's ceiling; a longer connection age is as good as none. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from './timeout-queue';
 
 export interface SessionTimes {
   /** 0 or above MAX_TIMER_MS: connections live as long as their peer wants. */

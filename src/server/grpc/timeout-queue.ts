@@ -1,7 +1,7 @@
 // Many waits of one length under one timer: entries expire in the order they were added.
 
-/** setTimeout's ceiling; a longer wait is as good as none. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** setTimeout's ceiling (a longer delay fires at once); a longer wait is as good as none. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Slots a queue starts with. */
 const INITIAL_SLOTS = 64;

@@ -95,6 +95,17 @@ describe('deadlines', () => {
     expect(answer.ms).toBeLessThan(1500);
   });
 
+  it('answers a call whose grpc-timeout is past the timer ceiling, and arms nothing for it', async () => {
+    const { session, server } = await setUp(
+      () => new Promise<RateLimitResponse>((resolve) => setTimeout(resolve, 50, OK)),
+    );
+    // 99,999,999 hours: a timer that long would fire at once; the call must wait for its answer.
+    const answer = await rawCall(session, REQUEST, { 'grpc-timeout': '99999999H' });
+    expect(answer.grpcStatus).toBe(status.OK);
+    expect(answer.ms).toBeGreaterThanOrEqual(40);
+    expect(waiting(server)).toBe(0);
+  });
+
   it('drops the late answer of a call whose deadline passed, and counts nothing unexpected', async () => {
     let finish: (response: RateLimitResponse) => void = () => undefined;
     const { session, stats } = await setUp(
