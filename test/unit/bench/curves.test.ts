@@ -1,36 +1,9 @@
 // Issue 17's cost curves and WORKERS rows: the bench has a row for each step of each curve, and
 // prints each curve row's CPU per answer against its reference row, and each worker count's.
 import { CURVES, workerScenarios } from '../../../bench/curves';
-import { curves, workers, type Measurement, type Row } from '../../../bench/report';
+import { curves, workers } from '../../../bench/report';
 import { SCENARIOS, scenario } from '../../../bench/scenarios';
-
-function measurement(answersPerSecond: number, serverCpu: number, rss = 100): Measurement {
-  return {
-    answersPerSecond,
-    latencyMs: { p50: 1, p90: 2, p99: 3, max: 4 },
-    serverCpu,
-    supervisorCpu: undefined,
-    loadCpu: 0.2,
-    backendCpu: undefined,
-    peakRssMiB: rss,
-    unexpected: 0,
-    outcomes: { OK: answersPerSecond },
-    redisCommandsPerAnswer: undefined,
-    gcShare: undefined,
-  };
-}
-
-function row(s: Row['scenario'], median: Measurement): Row {
-  return {
-    scenario: s,
-    median,
-    rounds: [median],
-    ratio: undefined,
-    limitRatio: undefined,
-    limitCostRatio: undefined,
-    baselineRatio: undefined,
-  };
-}
+import { measurement, row } from '../../helpers/bench-rows';
 
 describe('cost curves', () => {
   const names = new Set([...SCENARIOS, ...CURVES].map((s) => s.name));
@@ -72,12 +45,15 @@ describe('cost curves', () => {
       reference: one.name,
     });
     // 1 core at 10,000 answers/s is 100 µs; 0.9 core at 6,000 is 150 µs.
-    const text = curves([row(one, measurement(10_000, 1)), row(ten, measurement(6_000, 0.9, 321))]);
+    const text = curves([
+      row(one.name, { scenario: one, median: measurement(10_000, 1) }),
+      row(ten.name, { scenario: ten, median: { ...measurement(6_000, 0.9), peakRssMiB: 321 } }),
+    ]);
     expect(text).toBe(
       'cost curves (server CPU per answer):\n' +
         'memory, 10 descriptors: 150.0 µs per answer, 1.50x "memory, 1 descriptor" (100.0 µs), RSS 321 MiB\n\n',
     );
-    expect(curves([row(one, measurement(10_000, 1))])).toBe('');
+    expect(curves([row(one.name, { scenario: one })])).toBe('');
   });
 });
 
@@ -90,7 +66,7 @@ describe('WORKERS rows', () => {
     const [two] = workerScenarios('2');
     if (two === undefined) throw new Error('no WORKERS=2 row');
     const m = { ...measurement(20_000, 1.6), supervisorCpu: 0.016 };
-    expect(workers([row(two, m)])).toBe(
+    expect(workers([row(two.name, { scenario: two, median: m })])).toBe(
       'WORKERS=2: 20000 answers/s, 1.60 cores, 80.0 µs CPU per answer, supervisor 1.0% of it\n\n',
     );
   });

@@ -1,39 +1,10 @@
 // The bench prints each performance target as met or not from same-round ratios: the verdicts
 // must follow the issues' thresholds exactly, on either side of each.
 import type { MemoryKeysResult } from '../../../bench/memory-keys';
-import type { Measurement, Row } from '../../../bench/report';
-import { NAMES, scenario } from '../../../bench/scenarios';
+import type { Row } from '../../../bench/report';
+import { NAMES } from '../../../bench/scenarios';
 import { targets } from '../../../bench/targets';
-
-function measurement(answersPerSecond: number, serverCpu = 1, p99 = 1): Measurement {
-  return {
-    answersPerSecond,
-    latencyMs: { p50: p99 / 2, p90: p99, p99, max: p99 },
-    serverCpu,
-    supervisorCpu: undefined,
-    loadCpu: 0.2,
-    backendCpu: undefined,
-    peakRssMiB: 100,
-    unexpected: 0,
-    outcomes: { OK: answersPerSecond },
-    redisCommandsPerAnswer: undefined,
-    gcShare: undefined,
-  };
-}
-
-function row(name: string, fields: Partial<Row> & { median?: Measurement } = {}): Row {
-  const median = fields.median ?? measurement(10_000);
-  return {
-    scenario: scenario({ name, bodies: () => [] }),
-    median,
-    rounds: [median],
-    ratio: undefined,
-    limitRatio: undefined,
-    limitCostRatio: undefined,
-    baselineRatio: undefined,
-    ...fields,
-  };
-}
+import { measurement, row } from '../../helpers/bench-rows';
 
 const SWEEP: MemoryKeysResult = {
   keys: 1_000_000,
