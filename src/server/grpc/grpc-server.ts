@@ -1,12 +1,14 @@
 // The gRPC front end: envoy.service.ratelimit.v3.RateLimitService and grpc.health.v1.Health,
-// served on node:http2 directly. grpc-js's server costs more CPU per call than the whole
-// decision on the memory backend (docs/performance.md has the profile), and the service needs
-// only unary calls and one server stream, so this folder speaks the gRPC protocol itself:
+// served over HTTP/2 frames directly (../h2). grpc-js's server costs more CPU per call than the
+// whole decision on the memory backend, and node:http2's streams cost four times what reading
+// and writing the frames does (docs/performance.md has both profiles); the service needs only
+// unary calls and one server stream, so this folder speaks the gRPC protocol itself:
 // router.ts checks and dispatches calls, rls-method.ts and health-service.ts serve them,
 // sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing; tls/
 // serves it over TLS when GRPC_SERVER_USE_TLS is set.
-import http2 from 'node:http2';
+import net from 'node:net';
 import type { Logger } from '../../lib/logger';
+import { acceptH2 } from '../h2';
 import type { GrpcListenerSettings, LimitsSettings } from '../../settings';
 import type { StatsStore } from '../../stats';
 import type { RequestTracer } from '../../tracing';
@@ -45,12 +47,15 @@ export function grpcAddress(settings: GrpcListenerSettings): string {
   return `${host}:${settings.port}`;
 }
 
+/** SETTINGS_MAX_HEADER_LIST_SIZE: requests with more header bytes are answered 431. */
+const MAX_HEADER_LIST_BYTES = 64 * 1024;
+
 function ignore(): void {
-  // A session that fails before it is set up is the peer going away.
+  // A handshake that fails is the client's problem, reported to it by the handshake.
 }
 
 export class RateLimitGrpcServer {
-  private readonly server: http2.Http2Server | http2.Http2SecureServer;
+  private readonly server: net.Server;
   /** Set when the listener serves TLS: the file watch and the client SAN check. */
   private readonly secure: SecureGrpcServer | undefined;
   private readonly healthService: GrpcHealthService;
@@ -88,19 +93,29 @@ export class RateLimitGrpcServer {
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
     ]);
-    // Node's defaults allow any number of streams per connection.
-    const http2Settings = { maxConcurrentStreams: connection.maxConcurrentStreams };
     const tls = options.settings.tls;
-    this.secure =
-      tls === undefined ? undefined : createSecureGrpcServer(tls, stats, logger, http2Settings);
-    this.server = this.secure?.server ?? http2.createServer({ settings: http2Settings });
-    this.server.on('stream', this.sessions.addStream);
-    this.server.on('stream', routeCalls(methods, lastResort));
-    this.server.on('session', (session: http2.ServerHttp2Session) => {
-      if (this.secure?.admits(session) === false) return;
-      this.sessions.add(session);
+    this.secure = tls === undefined ? undefined : createSecureGrpcServer(tls, stats, logger);
+    this.server = this.secure?.server ?? net.createServer();
+    const route = routeCalls(methods, lastResort);
+    const h2Options = {
+      maxConcurrentStreams: connection.maxConcurrentStreams,
+      maxHeaderListBytes: MAX_HEADER_LIST_BYTES,
+    };
+    acceptH2(this.server, this.secure !== undefined, h2Options, {
+      session: (session) => {
+        if (this.secure?.admits(session) === false) return;
+        // Thrown inside the connection's frame handling, where nothing expected it: the
+        // connection ends with INTERNAL_ERROR; the cause is logged and counted.
+        session.on('error', (err: unknown) => {
+          lastResort.report(err, 'gRPC connection');
+        });
+        this.sessions.add(session);
+      },
+      stream: (stream, headers) => {
+        this.sessions.addStream(stream);
+        route(stream, headers);
+      },
     });
-    this.server.on('sessionError', ignore);
     // A TLS handshake that fails (plaintext client, no or wrong client certificate) is the
     // client's problem, reported to it by the handshake; nothing here to log per attempt.
     this.server.on('tlsClientError', ignore);

@@ -1,5 +1,5 @@
 // grpc.health.v1.Health: Check answers once, Watch streams every change of the service's health.
-import type http2 from 'node:http2';
+import type { H2Session, H2Stream } from '../h2';
 import { STAT, type StatsStore } from '../../stats';
 import type { HealthState } from '../health';
 import { decodeHealthRequest, encodeHealthResponse, type ServingStatus } from './health-codec';
@@ -22,7 +22,7 @@ export interface HealthServiceOptions {
 
 /** A Check call: its stream, and when it began (its response time is recorded). */
 interface CheckCall {
-  readonly stream: http2.ServerHttp2Stream;
+  readonly stream: H2Stream;
   readonly started: bigint;
 }
 
@@ -32,7 +32,7 @@ function ignore(): void {
 
 /** The health service and its open Watch streams. */
 export class GrpcHealthService {
-  private readonly watchers = new Map<http2.ServerHttp2Stream, string>();
+  private readonly watchers = new Map<H2Stream, string>();
   private isClosed = false;
 
   constructor(private readonly options: HealthServiceOptions) {
@@ -63,7 +63,7 @@ export class GrpcHealthService {
 
   /** The Watch handler: the current status at once, then one message per change. */
   watch(): MethodHandler {
-    const receiver: UnaryReceiver<http2.ServerHttp2Stream> = {
+    const receiver: UnaryReceiver<H2Stream> = {
       message: (stream, message) => {
         this.startWatch(stream, message);
       },
@@ -75,7 +75,7 @@ export class GrpcHealthService {
   }
 
   /** Ends the Watch streams of a connection that is closing. */
-  endWatchesOf(session: http2.Http2Session): void {
+  endWatchesOf(session: H2Session): void {
     for (const [stream] of this.watchers) {
       if (stream.session === session) this.endWatch(stream);
     }
@@ -92,7 +92,7 @@ export class GrpcHealthService {
     return this.options.health.isHealthy() ? 'SERVING' : 'NOT_SERVING';
   }
 
-  private answerCheck(stream: http2.ServerHttp2Stream, message: FramedMessage): void {
+  private answerCheck(stream: H2Stream, message: FramedMessage): void {
     const service = decodeHealthRequest(message);
     if (service === undefined) {
       sendStatus(stream, GrpcStatus.INTERNAL, 'the request is not a HealthCheckRequest');
@@ -105,7 +105,7 @@ export class GrpcHealthService {
     sendMessage(stream, encodeHealthResponse(this.statusOf(service)));
   }
 
-  private startWatch(stream: http2.ServerHttp2Stream, message: FramedMessage): void {
+  private startWatch(stream: H2Stream, message: FramedMessage): void {
     const service = decodeHealthRequest(message);
     if (service === undefined) {
       sendStatus(stream, GrpcStatus.INTERNAL, 'the request is not a HealthCheckRequest');
@@ -118,12 +118,12 @@ export class GrpcHealthService {
     this.writeHealth(stream, service);
   }
 
-  private writeHealth(stream: http2.ServerHttp2Stream, service: string): void {
+  private writeHealth(stream: H2Stream, service: string): void {
     if (!stream.destroyed && !stream.closed)
       stream.write(encodeHealthResponse(this.statusOf(service)));
   }
 
-  private endWatch(stream: http2.ServerHttp2Stream): void {
+  private endWatch(stream: H2Stream): void {
     this.watchers.delete(stream);
     if (!stream.destroyed && !stream.closed) stream.end();
   }

@@ -1,33 +1,28 @@
 // Answers on an HTTP/2 stream in gRPC form: a message with status OK, a status alone, a stream.
-import type http2 from 'node:http2';
+import type { H2Stream, OutgoingHeaders } from '../h2';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { toEdgeError } from '../errors';
 import type { LastResort } from '../last-resort';
 import { ACCEPT_ENCODING, CallError, encodeStatusMessage, GrpcStatus } from './protocol';
 
-// Shared, never mutated: node:http2 reads header objects without keeping them.
-const RESPONSE_HEADERS: http2.OutgoingHttpHeaders = Object.freeze({
+// Shared and frozen: the HTTP/2 layer encodes a frozen header object once and reuses its block.
+const RESPONSE_HEADERS: OutgoingHeaders = Object.freeze({
   ':status': 200,
   'content-type': 'application/grpc',
   'grpc-accept-encoding': ACCEPT_ENCODING,
 });
-const OK_TRAILERS: http2.OutgoingHttpHeaders = Object.freeze({ 'grpc-status': '0' });
-// No Date header: gRPC has no use for it and the reference's (Go) server sends none, while
-// node:http2 adds one to every response unless told not to.
-const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true, sendDate: false });
-export const END_STREAM = Object.freeze({ endStream: true, sendDate: false });
+const OK_TRAILERS: OutgoingHeaders = Object.freeze({ 'grpc-status': '0' });
+// No Date header: gRPC has no use for it and the reference's (Go) server sends none.
+const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
+export const END_STREAM = Object.freeze({ endStream: true });
 
-function sendTrailers(this: http2.ServerHttp2Stream): void {
+function sendTrailers(this: H2Stream): void {
   this.sendTrailers(OK_TRAILERS);
 }
 
 /** Answers a call with a status and no message (a trailers-only response). */
-export function sendStatus(
-  stream: http2.ServerHttp2Stream,
-  code: GrpcStatus,
-  message: string,
-): void {
+export function sendStatus(stream: H2Stream, code: GrpcStatus, message: string): void {
   if (stream.destroyed || stream.closed || stream.headersSent) return;
   stream.respond(
     {
@@ -42,14 +37,14 @@ export function sendStatus(
 }
 
 /** Sends the response headers of a call whose messages follow; status OK once it ends. */
-export function openResponse(stream: http2.ServerHttp2Stream): void {
+export function openResponse(stream: H2Stream): void {
   stream.respond(RESPONSE_HEADERS, WAIT_FOR_TRAILERS);
   // 'wantTrailers' comes once per stream: on() spares the wrapper once() allocates per call.
   stream.on('wantTrailers', sendTrailers);
 }
 
 /** Answers a unary call with one framed message and status OK. */
-export function sendMessage(stream: http2.ServerHttp2Stream, framed: Buffer): void {
+export function sendMessage(stream: H2Stream, framed: Buffer): void {
   // Already answered (its deadline passed) or gone: the late answer is dropped.
   if (stream.destroyed || stream.closed || stream.headersSent) return;
   openResponse(stream);
@@ -61,7 +56,7 @@ export function sendMessage(stream: http2.ServerHttp2Stream, framed: Buffer): vo
  * error table. A backend error is logged; an error of no known kind is the last resort's.
  */
 export function failCall(
-  stream: http2.ServerHttp2Stream,
+  stream: H2Stream,
   err: unknown,
   report: { readonly logger: Logger; readonly lastResort: LastResort },
 ): void {
@@ -82,7 +77,7 @@ export function failCall(
  * LastResort.guard, keeps the hot path free of two closures per call.
  */
 export function answerInternal(
-  stream: http2.ServerHttp2Stream,
+  stream: H2Stream,
   err: unknown,
   lastResort: LastResort,
   where: string,

@@ -1,6 +1,6 @@
 // envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit: decode, decide, answer, within
 // the caller's deadline.
-import type http2 from 'node:http2';
+import type { H2Stream } from '../h2';
 import type { RateLimitEngine, RateLimitRequest, RateLimitResponse } from '../../engine';
 import type { RequestLimits } from '../../settings';
 import { STAT, type StatsStore, type Timer } from '../../stats';
@@ -27,13 +27,13 @@ export interface RlsMethodOptions {
   /** Server spans; undefined while tracing is off, and then nothing is done for it per call. */
   readonly tracer: RequestTracer | undefined;
   /** The server's deadline queues (expiring with deadlinePassed), cleared when it closes. */
-  readonly deadlines: Deadlines<http2.ServerHttp2Stream>;
+  readonly deadlines: Deadlines<H2Stream>;
 }
 
 const elapsedMs = (started: number): number => performance.now() - started;
 
 /** Answers DEADLINE_EXCEEDED: the caller's grpc-timeout ran out (the server's Deadlines). */
-export function deadlinePassed(stream: http2.ServerHttp2Stream): void {
+export function deadlinePassed(stream: H2Stream): void {
   sendStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, 'the deadline passed');
 }
 
@@ -43,10 +43,10 @@ export function deadlinePassed(stream: http2.ServerHttp2Stream): void {
  * reply). Undefined: no grpc-timeout, or one too long to need a timer.
  */
 function armDeadline(
-  deadlines: Deadlines<http2.ServerHttp2Stream>,
-  stream: http2.ServerHttp2Stream,
+  deadlines: Deadlines<H2Stream>,
+  stream: H2Stream,
   timeoutMs: number | undefined,
-): Deadline<http2.ServerHttp2Stream> | undefined {
+): Deadline<H2Stream> | undefined {
   return timeoutMs === undefined ? undefined : deadlines.arm(timeoutMs, stream);
 }
 
@@ -71,14 +71,14 @@ interface Deciding {
 interface Ending {
   readonly responseTime: Timer;
   readonly reading: UnaryReading;
-  readonly deadlines: Deadlines<http2.ServerHttp2Stream>;
+  readonly deadlines: Deadlines<H2Stream>;
 }
 
 /** One call in flight: its stream, when it began, its deadline and its span. */
 interface Call {
-  readonly stream: http2.ServerHttp2Stream;
+  readonly stream: H2Stream;
   readonly started: number;
-  readonly deadline: Deadline<http2.ServerHttp2Stream> | undefined;
+  readonly deadline: Deadline<H2Stream> | undefined;
   readonly traced: TracedCall | undefined;
 }
 

@@ -1,5 +1,5 @@
 // The call router: checks what every gRPC call must carry, then hands it to its method.
-import type http2 from 'node:http2';
+import type { H2Headers, H2Stream } from '../h2';
 import type { LastResort } from '../last-resort';
 import { ACCEPT_ENCODING, GrpcStatus, isAcceptedEncoding } from './protocol';
 import { answerInternal, END_STREAM, sendStatus } from './replies';
@@ -9,8 +9,8 @@ export type RequestEncoding = 'identity' | 'gzip' | 'deflate' | undefined;
 
 /** Serves one method; the request message is still to be read from the stream. */
 export type MethodHandler = (
-  stream: http2.ServerHttp2Stream,
-  headers: http2.IncomingHttpHeaders,
+  stream: H2Stream,
+  headers: H2Headers,
   encoding: RequestEncoding,
 ) => void;
 
@@ -25,8 +25,8 @@ function ignore(): void {
 export function routeCalls(
   methods: ReadonlyMap<string, MethodHandler>,
   lastResort: LastResort,
-): (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void {
-  const route = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void => {
+): (stream: H2Stream, headers: H2Headers) => void {
+  const route = (stream: H2Stream, headers: H2Headers): void => {
     if (headers[':method'] !== 'POST') {
       stream.respond({ ':status': 405, allow: 'POST' }, END_STREAM);
       return;
@@ -41,7 +41,7 @@ export function routeCalls(
       sendStatus(
         stream,
         GrpcStatus.UNIMPLEMENTED,
-        `grpc-encoding ${String(encoding)} is not supported; use one of ${ACCEPT_ENCODING}`,
+        `grpc-encoding ${encoding} is not supported; use one of ${ACCEPT_ENCODING}`,
       );
       return;
     }

@@ -1,6 +1,6 @@
 // The server's HTTP/2 connections: tracked for shutdown, aged out after MAX_CONNECTION_AGE,
 // cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls.
-import type http2 from 'node:http2';
+import type { H2Connection, H2Session, H2Stream } from '../h2';
 import type net from 'node:net';
 import { MAX_TIMER_MS } from './timeout-queue';
 
@@ -27,6 +27,7 @@ function unrefTimer(ms: number, run: () => void): NodeJS.Timeout {
 
 /** One connection's open calls and its idle timer. */
 interface Tracked {
+  readonly session: H2Session;
   streams: number;
   /** When the last call closed (performance.now()); the idle timer checks it when it fires. */
   idleSinceMs: number;
@@ -35,7 +36,7 @@ interface Tracked {
 
 /** Every open connection of one server. */
 export class Sessions {
-  private readonly open = new Map<http2.Http2Session, Tracked>();
+  private readonly open = new Map<H2Connection, Tracked>();
 
   /**
    * @param onClosing called before the server closes a connection, for the streams that
@@ -43,12 +44,17 @@ export class Sessions {
    */
   constructor(
     private readonly times: SessionTimes,
-    private readonly onClosing: (session: http2.Http2Session) => void,
+    private readonly onClosing: (session: H2Session) => void,
   ) {}
 
   /** The server's 'session' listener. */
-  readonly add = (session: http2.Http2Session): void => {
-    const tracked: Tracked = { streams: 0, idleSinceMs: performance.now(), idleTimer: undefined };
+  readonly add = (session: H2Session): void => {
+    const tracked: Tracked = {
+      session,
+      streams: 0,
+      idleSinceMs: performance.now(),
+      idleTimer: undefined,
+    };
     this.open.set(session, tracked);
     session.on('error', ignore);
     const { maxConnectionAgeMs, maxConnectionAgeGraceMs, headerTimeoutMs } = this.times;
@@ -77,22 +83,21 @@ export class Sessions {
   };
 
   /** The server's 'stream' listener: a connection with a call open is not idle. */
-  readonly addStream = (stream: http2.ServerHttp2Stream): void => {
-    const session = stream.session;
-    const tracked = session === undefined ? undefined : this.open.get(session);
-    if (session === undefined || tracked === undefined) return;
+  readonly addStream = (stream: H2Stream): void => {
+    const tracked = this.open.get(stream.session);
+    if (tracked === undefined) return;
     // The idle timer stays armed through calls: re-arming it per call cost a timer each.
     tracked.streams += 1;
     stream.once('close', () => {
       tracked.streams -= 1;
       if (tracked.streams > 0) return;
       tracked.idleSinceMs = performance.now();
-      if (tracked.idleTimer === undefined) this.armIdle(session, tracked);
+      if (tracked.idleTimer === undefined) this.armIdle(tracked.session, tracked);
     });
   };
 
   /** Closes the connection once it has had no call open for IDLE_TIMEOUT. */
-  private armIdle(session: http2.Http2Session, tracked: Tracked, ms?: number): void {
+  private armIdle(session: H2Session, tracked: Tracked, ms?: number): void {
     tracked.idleTimer = unrefTimer(ms ?? this.times.idleTimeoutMs, () => {
       tracked.idleTimer = undefined;
       // Busy now: the last call to close arms it again.
@@ -105,7 +110,7 @@ export class Sessions {
   }
 
   /** GOAWAY now, calls in flight may finish; whatever is left after `graceMs` is cut. */
-  private close(session: http2.Http2Session, graceMs: number): void {
+  private close(session: H2Session, graceMs: number): void {
     if (session.closed || session.destroyed) return;
     this.onClosing(session);
     session.close();
@@ -131,13 +136,13 @@ export class Sessions {
         resolve();
       });
     });
-    for (const session of this.open.keys()) session.close();
+    for (const { session } of this.open.values()) session.close();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, graceMs);
     });
     await Promise.race([closed, deadline]);
     clearTimeout(timer);
-    for (const session of this.open.keys()) session.destroy();
+    for (const { session } of this.open.values()) session.destroy();
   }
 }

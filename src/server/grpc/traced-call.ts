@@ -1,5 +1,5 @@
 // The server span of one gRPC call, ended when the stream closes with the status it was sent.
-import type http2 from 'node:http2';
+import type { H2Headers, H2Stream } from '../h2';
 import type { CallSpan, RequestTracer } from '../../tracing';
 import { GrpcStatus } from './protocol';
 
@@ -12,8 +12,8 @@ export interface TracedCall {
 }
 
 /** The gRPC status name the stream was answered with; CANCELLED when it closed unanswered. */
-function sentStatus(stream: http2.ServerHttp2Stream): string {
-  const raw = stream.sentTrailers?.['grpc-status'] ?? stream.sentHeaders['grpc-status'];
+function sentStatus(stream: H2Stream): string {
+  const raw = stream.sentStatus;
   if (raw === undefined) return 'CANCELLED';
   const name: unknown = GrpcStatus[Number(raw)];
   return typeof name === 'string' ? name : 'UNKNOWN';
@@ -25,8 +25,8 @@ function sentStatus(stream: http2.ServerHttp2Stream): string {
  */
 export function startTracedCall(
   tracer: RequestTracer,
-  stream: http2.ServerHttp2Stream,
-  headers: http2.IncomingHttpHeaders,
+  stream: H2Stream,
+  headers: H2Headers,
 ): TracedCall {
   const call: TracedCall = { span: tracer.startCall('grpc', headers) };
   stream.once('close', () => {

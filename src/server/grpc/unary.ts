@@ -1,6 +1,6 @@
 // Reading the one request message of a unary call (or of a server-streaming call's request),
 // within MAX_REQUEST_BYTES and HEADER_TIMEOUT, and within what one connection may buffer.
-import type http2 from 'node:http2';
+import type { H2Connection, H2Stream } from '../h2';
 import type { Logger } from '../../lib/logger';
 import type { LastResort } from '../last-resort';
 import {
@@ -39,9 +39,9 @@ export interface UnaryReading {
 const BUFFERED_MESSAGES_PER_CONNECTION = 4;
 
 /** Bytes of unfinished request bodies held per connection. */
-const bufferedBySession = new WeakMap<http2.Http2Session, number>();
+const bufferedBySession = new WeakMap<H2Connection, number>();
 
-function buffered(session: http2.Http2Session | undefined, change: number): number {
+function buffered(session: H2Connection | undefined, change: number): number {
   if (session === undefined) return 0;
   const now = (bufferedBySession.get(session) ?? 0) + change;
   bufferedBySession.set(session, now);
@@ -73,19 +73,18 @@ export interface UnaryReceiver<C> {
 /** Where a stream keeps the state of its body being read, for the shared listeners below. */
 const READING = Symbol('unary body being read');
 
-type ReadStream = http2.ServerHttp2Stream & { [READING]?: UnaryRead<unknown> | undefined };
+type ReadStream = H2Stream & { [READING]?: UnaryRead<unknown> | undefined };
 
 /**
  * One call's body being read. Its listeners are shared functions that find it on the stream,
  * and it is its own entry in the body timeout queue: reading a call allocates this object and
- * nothing else. That matters beyond the allocation itself: node:http2 keeps every stream alive
- * into the old generation (docs/performance.md), and whatever the stream still points to goes
- * along; this state is let go as soon as the body is settled.
+ * nothing else, and it is let go as soon as the body is settled, so a stream still waiting for
+ * its backend holds no reading state.
  */
 class UnaryRead<C> implements BodyWait {
   dueMs = 0;
   queuedAt = -1;
-  private readonly session: http2.Http2Session | undefined;
+  private readonly session: H2Connection | undefined;
   private first: Buffer | undefined = undefined;
   private rest: Buffer[] | undefined = undefined;
   private size = 0;
@@ -200,7 +199,7 @@ export function expireBody(read: BodyWait): void {
  * answered INTERNAL. `receiver.unread` runs instead when the call ends without a message.
  */
 export function readUnary<C>(
-  stream: http2.ServerHttp2Stream,
+  stream: H2Stream,
   encoding: string | undefined,
   reading: UnaryReading,
   receiver: UnaryReceiver<C>,

@@ -1,6 +1,6 @@
 // The gRPC listener over TLS: HTTP/2 only, TLS 1.2 at least, mutual TLS and the client SAN check.
-import http2 from 'node:http2';
-import type { TLSSocket } from 'node:tls';
+import tls, { TLSSocket } from 'node:tls';
+import type { H2Session } from '../../h2';
 import type { Logger } from '../../../lib/logger';
 import type { GrpcServerTlsSettings } from '../../../settings';
 import type { StatsStore } from '../../../stats';
@@ -18,12 +18,12 @@ export function dnsNames(subjectAltName: string | undefined): string[] {
 }
 
 export interface SecureGrpcServer {
-  readonly server: http2.Http2SecureServer;
+  readonly server: tls.Server;
   /**
    * False (and the connection is cut, the refusal logged) when GRPC_CLIENT_TLS_SAN is set and
    * the client certificate does not carry that DNS name. Call it first in the 'session' listener.
    */
-  admits(session: http2.ServerHttp2Session): boolean;
+  admits(session: H2Session): boolean;
   /** Stops watching the files. */
   close(): void;
 }
@@ -37,8 +37,6 @@ export function createSecureGrpcServer(
   settings: GrpcServerTlsSettings,
   stats: StatsStore,
   logger: Logger,
-  /** HTTP/2 settings the server advertises (GRPC_MAX_CONCURRENT_STREAMS). */
-  http2Settings: http2.Settings = {},
 ): SecureGrpcServer {
   const isMutual = settings.clientCaFile !== undefined;
   const reloader = new TlsReloader({
@@ -51,14 +49,12 @@ export function createSecureGrpcServer(
       server.setSecureContext({ ...credentials.context, minVersion: TLS_VERSION_FLOOR });
     },
   });
-  const server = http2.createSecureServer({
+  const server = tls.createServer({
     ...reloader.credentials.context,
     minVersion: TLS_VERSION_FLOOR,
-    allowHTTP1: false,
     ALPNProtocols: ['h2'],
     requestCert: isMutual,
     rejectUnauthorized: isMutual,
-    settings: http2Settings,
   });
   // Counted, not logged: a port scanner or a misconfigured proxy would flood the log.
   const handshakeErrors = stats.counter(STAT.tlsHandshakeError);
@@ -71,8 +67,9 @@ export function createSecureGrpcServer(
     server,
     admits: (session) => {
       if (requiredSan === undefined) return true;
-      const socket = session.socket as TLSSocket;
-      const presented = dnsNames(socket.getPeerCertificate().subjectaltname);
+      const socket = session.socket;
+      const certificate = socket instanceof TLSSocket ? socket.getPeerCertificate() : undefined;
+      const presented = dnsNames(certificate?.subjectaltname);
       if (presented.includes(requiredSan)) return true;
       sanRefusals.inc();
       logger.warn('refused a gRPC client whose certificate lacks the required SAN', {
