@@ -96,8 +96,16 @@ export class HpackDecoder {
   private size = 0;
   private maxSize: number;
 
-  /** @param tableBytes the SETTINGS_HEADER_TABLE_SIZE this side advertised. */
-  constructor(private readonly tableBytes: number) {
+  /**
+   * @param tableBytes the SETTINGS_HEADER_TABLE_SIZE this side advertised.
+   * @param maxListBytes the SETTINGS_MAX_HEADER_LIST_SIZE: past it fields are decoded (the
+   * table must stay in step) but no longer kept, so a small block referring to a large entry
+   * many times cannot make a large header list.
+   */
+  constructor(
+    private readonly tableBytes: number,
+    private readonly maxListBytes: number,
+  ) {
     this.maxSize = tableBytes;
   }
 
@@ -119,6 +127,7 @@ export class HpackDecoder {
       if (field === undefined) continue;
       const [name, value] = field;
       listBytes += name.length + value.length + ENTRY_OVERHEAD;
+      if (listBytes > this.maxListBytes) continue;
       fault ??= checkField(name, value, headers, isRegularSeen, isTrailers);
       if (name.charCodeAt(0) !== 0x3a) isRegularSeen = true;
       const previous = headers[name];

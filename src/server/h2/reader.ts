@@ -5,7 +5,11 @@ import { ConnectionError, ErrorCode, FRAME_HEADER_BYTES, PREFACE } from './frame
 export type FrameSink = (type: number, flags: number, stream: number, payload: Buffer) => void;
 
 export class FrameReader {
-  private pending: Buffer | undefined = undefined;
+  /** Bytes of an unfinished frame (or preface), kept as they came until it is whole. */
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  /** How many bytes the unfinished part needs before it is worth joining. */
+  private needed = 0;
   private isPrefaceRead = false;
 
   /** @param maxFrameBytes the SETTINGS_MAX_FRAME_SIZE this side advertised. */
@@ -17,9 +21,14 @@ export class FrameReader {
   /** Feeds one chunk; throws ConnectionError for bytes that cannot be HTTP/2. */
   read(chunk: Buffer): void {
     let buf = chunk;
-    if (this.pending !== undefined) {
-      buf = Buffer.concat([this.pending, chunk]);
-      this.pending = undefined;
+    if (this.parts.length > 0) {
+      this.parts.push(chunk);
+      this.partBytes += chunk.length;
+      // A frame trickled in byte by byte is joined once, not once per byte.
+      if (this.partBytes < this.needed) return;
+      buf = Buffer.concat(this.parts, this.partBytes);
+      this.parts = [];
+      this.partBytes = 0;
     }
     let offset = 0;
     if (!this.isPrefaceRead) {
@@ -28,18 +37,16 @@ export class FrameReader {
         throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the client preface is missing');
       }
       if (buf.length < PREFACE.length) {
-        this.pending = buf;
+        this.keep(buf, PREFACE.length);
         return;
       }
       this.isPrefaceRead = true;
       offset = PREFACE.length;
     }
-    offset = this.frames(buf, offset);
-    // A copy: a view of the rest would keep the whole chunk alive.
-    if (offset < buf.length) this.pending = Buffer.from(buf.subarray(offset));
+    this.frames(buf, offset);
   }
 
-  private frames(buf: Buffer, start: number): number {
+  private frames(buf: Buffer, start: number): void {
     let offset = start;
     while (buf.length - offset >= FRAME_HEADER_BYTES) {
       const length =
@@ -51,13 +58,22 @@ export class FrameReader {
         );
       }
       const end = offset + FRAME_HEADER_BYTES + length;
-      if (end > buf.length) break;
+      if (end > buf.length) {
+        this.keep(buf.subarray(offset), FRAME_HEADER_BYTES + length);
+        return;
+      }
       const type = buf[offset + 3] ?? 0;
       const flags = buf[offset + 4] ?? 0;
       const stream = buf.readUInt32BE(offset + 5) & 0x7fffffff;
       this.sink(type, flags, stream, buf.subarray(offset + FRAME_HEADER_BYTES, end));
       offset = end;
     }
-    return offset;
+    if (offset < buf.length) this.keep(buf.subarray(offset), FRAME_HEADER_BYTES);
+  }
+
+  private keep(rest: Buffer, needed: number): void {
+    this.parts = [rest];
+    this.partBytes = rest.length;
+    this.needed = needed;
   }
 }

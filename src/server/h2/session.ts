@@ -61,7 +61,7 @@ export class H2Session extends EventEmitter {
   private readonly send: SendSide;
   private readonly streams: StreamTable;
   private readonly reader: FrameReader;
-  private readonly decoder = new HpackDecoder(DEFAULT_TABLE_BYTES);
+  private readonly decoder: HpackDecoder;
   private readonly limits = new ConnectionLimits();
   private openBlock: OpenBlock | undefined = undefined;
   private isSettingsSeen = false;
@@ -78,6 +78,7 @@ export class H2Session extends EventEmitter {
   ) {
     super();
     this.output = new Output(socket);
+    this.decoder = new HpackDecoder(DEFAULT_TABLE_BYTES, options.maxHeaderListBytes);
     this.streams = new StreamTable(
       this,
       this.output,

@@ -49,7 +49,7 @@ describe('Huffman code (RFC 7541 Appendix B)', () => {
 
 describe('HpackDecoder', () => {
   it('keeps the dynamic table in step across the RFC request examples (C.3, plain literals)', () => {
-    const decoder = new HpackDecoder(4096);
+    const decoder = new HpackDecoder(4096, 64 * 1024);
     const first = decoder.decode(hex('8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d'), false);
     expect({ ...first.headers }).toEqual({
       ':method': 'GET',
@@ -75,7 +75,7 @@ describe('HpackDecoder', () => {
   });
 
   it('decodes the same examples Huffman-coded (C.4)', () => {
-    const decoder = new HpackDecoder(4096);
+    const decoder = new HpackDecoder(4096, 64 * 1024);
     decoder.decode(hex('8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff'), false);
     decoder.decode(hex('8286 84be 5886 a8eb 1064 9cbf'), false);
     const third = decoder.decode(
@@ -87,7 +87,7 @@ describe('HpackDecoder', () => {
   });
 
   it('evicts the oldest entries past the table size, and honours a size update', () => {
-    const decoder = new HpackDecoder(4096);
+    const decoder = new HpackDecoder(4096, 64 * 1024);
     // 0x3f 0x1b: a table size update to 58, room for exactly one 57-byte entry.
     decoder.decode(hex('3f1b 4004 6b65 7931 0376 616c'), false); // key1: val (39 bytes)
     const block = decoder.decode(hex('4004 6b65 7932 0376 616c be'), false); // key2, then 62
@@ -97,7 +97,7 @@ describe('HpackDecoder', () => {
   });
 
   it('refuses references past the table and strings cut short', () => {
-    const decoder = new HpackDecoder(4096);
+    const decoder = new HpackDecoder(4096, 64 * 1024);
     expect(() => decoder.decode(hex('be'), false)).toThrow(HpackError);
     expect(() => decoder.decode(hex('80'), false)).toThrow(HpackError);
     expect(() => decoder.decode(hex('0003 6b65'), false)).toThrow(HpackError);
@@ -105,7 +105,7 @@ describe('HpackDecoder', () => {
   });
 
   it('marks malformed requests without losing the table', () => {
-    const decoder = new HpackDecoder(4096);
+    const decoder = new HpackDecoder(4096, 64 * 1024);
     const fault = (text: string, isTrailers = false): string | undefined =>
       decoder.decode(hex(text), isTrailers).fault;
     expect(fault('0003 4b45 5901 76')).toMatch(/lower case/); // KEY: v
@@ -120,8 +120,18 @@ describe('HpackDecoder', () => {
     expect(decoder.decode(hex('be'), false).headers['key3']).toBe('val');
   });
 
+  it('past the header list limit keeps decoding for the table but keeps no more fields', () => {
+    const decoder = new HpackDecoder(4096, 200);
+    // x: 100 bytes, indexed (62), then referred to 1,000 times: 132 KB of header list.
+    const literal = Buffer.concat([hex('4001 78 64'), Buffer.alloc(100, 0x61)]);
+    const block = decoder.decode(Buffer.concat([literal, Buffer.alloc(1000, 0xbe)]), false);
+    expect(block.listBytes).toBe(1001 * (1 + 100 + 32));
+    expect(block.headers['x']).toBe('a'.repeat(100)); // the first only: the second is past 200
+    expect(decoder.decode(hex('be'), false).headers['x']).toBe('a'.repeat(100)); // table intact
+  });
+
   it('joins repeated fields and counts the header list size', () => {
-    const block = new HpackDecoder(4096).decode(hex('0001 6101 31 0001 6101 32'), false);
+    const block = new HpackDecoder(4096, 64 * 1024).decode(hex('0001 6101 31 0001 6101 32'), false);
     expect(block.headers['a']).toBe('1, 2');
     expect(block.listBytes).toBe(2 * (1 + 1 + 32));
   });
@@ -135,7 +145,7 @@ describe('encodeHeaderBlock', () => {
       'grpc-message': 'x'.repeat(300),
     });
     expect(block[0]).toBe(0x88);
-    const decoded = new HpackDecoder(4096).decode(block, false);
+    const decoded = new HpackDecoder(4096, 64 * 1024).decode(block, false);
     expect(decoded.headers['content-type']).toBe('application/grpc');
     expect(decoded.headers['grpc-message']).toBe('x'.repeat(300));
   });
