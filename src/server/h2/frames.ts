@@ -63,3 +63,22 @@ export class ConnectionError extends Error {
     this.name = 'ConnectionError';
   }
 }
+
+/** A frame's payload without its padding (section 6.1). */
+export function unpadded(flags: number, payload: Buffer): Buffer {
+  if ((flags & Flag.PADDED) === 0) return payload;
+  const padding = payload[0] ?? 0;
+  if (payload.length === 0 || padding >= payload.length) {
+    throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'padding as long as the frame');
+  }
+  return payload.subarray(1, payload.length - padding);
+}
+
+export function checkLength(payload: Buffer, length: number, stream: number): void {
+  if (payload.length !== length) {
+    throw new ConnectionError(
+      ErrorCode.FRAME_SIZE_ERROR,
+      `a frame of ${String(payload.length)} bytes where ${String(length)} belong (stream ${String(stream)})`,
+    );
+  }
+}

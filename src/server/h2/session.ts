@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type net from 'node:net';
 import {
+  checkLength,
   ConnectionError,
   DEFAULT_MAX_FRAME,
   DEFAULT_TABLE_BYTES,
@@ -13,6 +14,7 @@ import {
   Flag,
   FrameType,
   Setting,
+  unpadded,
 } from './frames';
 import { HpackDecoder, type H2Headers } from './hpack';
 import { HpackError } from './hpack-error';
@@ -386,23 +388,4 @@ function settingsPayload(options: H2SessionOptions): Buffer {
   payload.writeUInt16BE(Setting.MAX_HEADER_LIST_SIZE, 6);
   payload.writeUInt32BE(options.maxHeaderListBytes, 8);
   return payload;
-}
-
-/** A frame's payload without its padding (section 6.1). */
-function unpadded(flags: number, payload: Buffer): Buffer {
-  if ((flags & Flag.PADDED) === 0) return payload;
-  const padding = payload[0] ?? 0;
-  if (payload.length === 0 || padding >= payload.length) {
-    throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'padding as long as the frame');
-  }
-  return payload.subarray(1, payload.length - padding);
-}
-
-function checkLength(payload: Buffer, length: number, stream: number): void {
-  if (payload.length !== length) {
-    throw new ConnectionError(
-      ErrorCode.FRAME_SIZE_ERROR,
-      `a frame of ${String(payload.length)} bytes where ${String(length)} belong (stream ${String(stream)})`,
-    );
-  }
 }
