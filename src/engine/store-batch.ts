@@ -41,15 +41,33 @@ export const NO_RESULTS: StoreResults = Object.freeze({
  */
 export async function sendBatch(store: CounterStore, batch: StoreBatch): Promise<StoreResults> {
   const { increments, slidingWindows, tokenBuckets } = batch;
-  if (slidingWindows.length === 0 && tokenBuckets.length === 0) {
-    return increments.length === 0
-      ? NO_RESULTS
-      : { increments: await store.increment(increments), slidingWindows: NONE, tokenBuckets: NONE };
+  const hasIncrements = increments.length > 0;
+  const hasSliding = slidingWindows.length > 0;
+  const hasBuckets = tokenBuckets.length > 0;
+  // One kind (the usual request, whatever its algorithm): one await, no Promise.all.
+  if (!hasSliding && !hasBuckets) {
+    return hasIncrements
+      ? { increments: await store.increment(increments), slidingWindows: NONE, tokenBuckets: NONE }
+      : NO_RESULTS;
+  }
+  if (!hasIncrements && !hasBuckets) {
+    return {
+      increments: NONE,
+      slidingWindows: await store.slidingWindow(slidingWindows),
+      tokenBuckets: NONE,
+    };
+  }
+  if (!hasIncrements && !hasSliding) {
+    return {
+      increments: NONE,
+      slidingWindows: NONE,
+      tokenBuckets: await store.tokenBucket(tokenBuckets),
+    };
   }
   const [i, s, t] = await Promise.all([
-    increments.length === 0 ? NONE : store.increment(increments),
-    slidingWindows.length === 0 ? NONE : store.slidingWindow(slidingWindows),
-    tokenBuckets.length === 0 ? NONE : store.tokenBucket(tokenBuckets),
+    hasIncrements ? store.increment(increments) : NONE,
+    hasSliding ? store.slidingWindow(slidingWindows) : NONE,
+    hasBuckets ? store.tokenBucket(tokenBuckets) : NONE,
   ]);
   return { increments: i, slidingWindows: s, tokenBuckets: t };
 }
