@@ -15,7 +15,8 @@ export interface Served {
 /**
  * An echo server: answers each stream with its request's byte count (x-received), the request
  * header named by x-echo (as x-echoed), then `reply-bytes` bytes of body and grpc-status 0.
- * Path /hold is never answered; path /throw throws from its data listener.
+ * Path /hold is never answered; /bare ends with a body and no respond(); /throw throws from
+ * its data listener.
  */
 export async function serveEcho(maxConcurrentStreams = 100): Promise<Served> {
   const listener = net.createServer();
@@ -40,6 +41,10 @@ export async function serveEcho(maxConcurrentStreams = 100): Promise<Served> {
         });
         stream.on('end', () => {
           if (headers[':path'] === '/hold') return;
+          if (headers[':path'] === '/bare') {
+            stream.end(Buffer.from('bare'));
+            return;
+          }
           const echo = headers['x-echo'];
           stream.respond(
             {

@@ -26,6 +26,8 @@ export interface RespondOptions {
   readonly waitForTrailers?: boolean;
 }
 
+const IMPLICIT_HEADERS: OutgoingHeaders = Object.freeze({ ':status': 200 });
+
 export class H2Stream extends EventEmitter {
   headersSent = false;
   /** Nothing more will be sent or read: answered in full, reset, or its connection gone. */
@@ -76,9 +78,10 @@ export class H2Stream extends EventEmitter {
     this.session.sendHeaders(this, fields, isEnd);
   }
 
-  /** Sends one chunk of the body (after respond()). */
+  /** Sends one chunk of the body; a stream not yet answered is answered 200 first. */
   write(data: Buffer): boolean {
     if (this.closed || this.isLocalEnded) return false;
+    if (!this.headersSent) this.respond(IMPLICIT_HEADERS);
     this.session.sendData(this, data, undefined);
     return true;
   }
@@ -86,6 +89,8 @@ export class H2Stream extends EventEmitter {
   /** Ends the body: the trailers follow when respond() asked to wait for them. */
   end(data?: Buffer): void {
     if (this.closed || this.isLocalEnded) return;
+    // DATA before HEADERS would break the protocol: answer 200 first, as node:http2 does.
+    if (!this.headersSent) this.respond(IMPLICIT_HEADERS);
     this.isLocalEnded = true;
     this.session.sendData(this, data, this.isWaitingForTrailers ? 'trailers' : 'end');
   }

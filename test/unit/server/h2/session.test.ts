@@ -84,6 +84,14 @@ describe('with node:http2 as the client', () => {
     session.close();
   });
 
+  it('answers 200 before DATA when a handler ends a stream it never answered', async () => {
+    const session = await client();
+    const answer = await request(session, { ':path': '/bare' });
+    expect(answer.headers[':status']).toBe(200);
+    expect(answer.body.toString()).toBe('bare');
+    session.close();
+  });
+
   it('answers many streams at once on one connection', async () => {
     const session = await client();
     const answers = await Promise.all(
