@@ -9,6 +9,7 @@ import {
   type CounterStore,
   type RedisStoreOptions,
 } from '../../src/store';
+import type { CounterTable } from '../../src/store/memory/counter-table';
 import type { Cluster, Redis } from 'ioredis';
 import type { MemcachedServer } from './memcached-server';
 import { memcacheSettings } from './memcached-settings';
@@ -59,22 +60,28 @@ export function memoryFixture(
   clock = new ManualClock(1_700_000_000_000),
 ): StoreFixture & { clock: ManualClock } {
   const store = new MemoryCounterStore({ clock });
-  const slots = (store as unknown as { slots: Map<string, { value: number; expiresAtMs: number }> })
-    .slots;
+  // The raw view a Redis fixture gets from its server: the table's own entry, expired or not.
+  const table = (store as unknown as { table: CounterTable }).table;
+  const expiresAtMs = (key: string): number | undefined => {
+    const at = table.find(key);
+    return at < 0 ? undefined : table.expiresAtMs(at);
+  };
   return {
     name: 'memory',
     store,
     clock,
     rawValue: (key) => {
-      const slot = slots.get(key);
+      const expires = expiresAtMs(key);
       return Promise.resolve(
-        slot === undefined || slot.expiresAtMs <= clock.nowMs() ? undefined : slot.value,
+        expires === undefined || expires <= clock.nowMs()
+          ? undefined
+          : table.value(table.find(key)),
       );
     },
     ttlSeconds: (key) => {
-      const slot = slots.get(key);
+      const expires = expiresAtMs(key);
       return Promise.resolve(
-        slot === undefined ? undefined : Math.ceil((slot.expiresAtMs - clock.nowMs()) / 1000),
+        expires === undefined ? undefined : Math.ceil((expires - clock.nowMs()) / 1000),
       );
     },
     close: () => store.close(),

@@ -1,12 +1,6 @@
 // Which keys of the memory store expire when: one bucket per second of expiry, in a min-heap,
 // so that sweeping and eviction touch only the keys that are due instead of every key.
 
-/** What the index files: the store's own slot objects, told apart from newer ones by identity. */
-export interface ExpiringSlot {
-  readonly key: string;
-  expiresAtMs: number;
-}
-
 /** A min-heap of numbers (the seconds that have a bucket). */
 class SecondsHeap {
   private readonly items: number[] = [];
@@ -55,66 +49,70 @@ class SecondsHeap {
 }
 
 /**
- * Slots filed by the second their expiry falls in. A slot is filed once, when it is created;
- * a later increment that moves its expiry only changes `expiresAtMs`, and the sweep re-files
- * it when it reaches the old bucket. A slot the store no longer holds (expired on access,
- * evicted, replaced) is dropped when its bucket is reached.
+ * Keys filed by the second their expiry falls in. A key is filed when it is created; a later
+ * increment that moves its expiry changes only the store's table, and the sweep re-files the
+ * key when it reaches the old bucket. A key the store no longer holds (expired on access,
+ * evicted) is dropped when its bucket is reached. A key deleted and created again is filed
+ * again; its older filing, reached first, finds the new expiry later and files it once more,
+ * and whichever copy comes second finds the key gone: at most one copy per creation, each
+ * dropped within a second of its bucket falling due.
  */
-export class ExpiryIndex<S extends ExpiringSlot> {
-  private readonly buckets = new Map<number, S[]>();
+export class ExpiryIndex {
+  private readonly buckets = new Map<number, string[]>();
   private readonly seconds = new SecondsHeap();
   /** The bucket being worked through, and how far. */
-  private current: { second: number; slots: S[]; at: number } | undefined;
+  private current: { second: number; keys: string[]; at: number } | undefined;
 
-  /** @param isHeld whether the store still holds this very slot. */
-  constructor(private readonly isHeld: (slot: S) => boolean) {}
+  /** @param expiresAtMs the expiry of the store's key, or undefined when it holds none. */
+  constructor(private readonly expiresAtMs: (key: string) => number | undefined) {}
 
-  file(slot: S): void {
-    const second = Math.floor(slot.expiresAtMs / 1000);
+  file(key: string, expiresAtMs: number): void {
+    const second = Math.floor(expiresAtMs / 1000);
     let bucket = this.buckets.get(second);
     if (bucket === undefined) {
       bucket = [];
       this.buckets.set(second, bucket);
       this.seconds.push(second);
     }
-    bucket.push(slot);
+    bucket.push(key);
   }
 
   /**
-   * The next held slot in expiry order from a bucket whose whole second has passed at `nowMs`
-   * (so the slot has expired), or from any bucket when `nowMs` is Infinity; it is taken out of
-   * the index, and slots found extended are re-filed on the way. Undefined when no bucket is
-   * due, or once `budget.steps` slots were looked at.
+   * The next held key in expiry order from a bucket whose whole second has passed at `nowMs`
+   * (so the key has expired), or from any bucket when `nowMs` is Infinity; it is taken out of
+   * the index, and keys found extended are re-filed on the way. Undefined when no bucket is
+   * due, or once `budget.steps` keys were looked at.
    */
-  takeNext(nowMs: number, budget: { steps: number }): S | undefined {
+  takeNext(nowMs: number, budget: { steps: number }): string | undefined {
     const dueSecond = Math.floor(nowMs / 1000) - 1;
     while (budget.steps > 0) {
       const current = this.current ?? this.openNext(dueSecond);
       if (current === undefined) return undefined;
-      if (current.at >= current.slots.length) {
+      if (current.at >= current.keys.length) {
         this.current = undefined;
         continue;
       }
-      const slot = current.slots[current.at] as S;
+      const key = current.keys[current.at] as string;
       current.at += 1;
       budget.steps -= 1;
-      if (!this.isHeld(slot)) continue;
-      if (Math.floor(slot.expiresAtMs / 1000) > current.second) {
-        this.file(slot);
+      const expiresAtMs = this.expiresAtMs(key);
+      if (expiresAtMs === undefined) continue;
+      if (Math.floor(expiresAtMs / 1000) > current.second) {
+        this.file(key, expiresAtMs);
         continue;
       }
-      return slot;
+      return key;
     }
     return undefined;
   }
 
-  private openNext(dueSecond: number): ExpiryIndex<S>['current'] {
+  private openNext(dueSecond: number): ExpiryIndex['current'] {
     const second = this.seconds.peek();
     if (second === undefined || second > dueSecond) return undefined;
     this.seconds.pop();
-    const slots = this.buckets.get(second) ?? [];
+    const keys = this.buckets.get(second) ?? [];
     this.buckets.delete(second);
-    this.current = { second, slots, at: 0 };
+    this.current = { second, keys, at: 0 };
     return this.current;
   }
 

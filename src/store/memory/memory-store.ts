@@ -11,14 +11,8 @@ import type {
   TokenBucketState,
 } from '../counter-store';
 import { tokenBucketStep } from '../token-bucket';
+import { CounterTable } from './counter-table';
 import { ExpiryIndex } from './expiry-index';
-import { ShardedMap } from './sharded-map';
-
-interface Slot {
-  readonly key: string;
-  value: number;
-  expiresAtMs: number;
-}
 
 export interface MemoryStoreOptions {
   readonly clock: Clock;
@@ -39,9 +33,9 @@ const SWEEP_SLICE_MS = 2;
 const SWEEP_STEP = 256;
 
 /**
- * Counters live in one map, split in shards so that deleting many keys never makes V8 rebuild
- * one huge table at once (sharded-map.ts); an expired key reads as absent and is dropped by the sweep, so
- * memory holds only the live windows. Keys are filed by the second they expire in
+ * Counters live in one table of values and expiries, split in shards so that no rebuild touches
+ * many keys at once (counter-table.ts); an expired key reads as absent and is dropped by the
+ * sweep, so memory holds only the live windows. Keys are filed by the second they expire in
  * (expiry-index.ts): a sweep visits only the keys that are due, a slice at a time, so a
  * million keys never stop the event loop for long; and when the store is full the key
  * nearest its expiry makes room (Redis's volatile-ttl), the one whose loss costs least.
@@ -49,8 +43,11 @@ const SWEEP_STEP = 256;
 export class MemoryCounterStore implements CounterStore {
   readonly backend = 'memory' as const;
   readonly unsupported = Object.freeze({});
-  private readonly slots = new ShardedMap<Slot>();
-  private readonly index = new ExpiryIndex<Slot>((slot) => this.slots.get(slot.key) === slot);
+  private readonly table = new CounterTable();
+  private readonly index = new ExpiryIndex((key) => {
+    const at = this.table.find(key);
+    return at < 0 ? undefined : this.table.expiresAtMs(at);
+  });
   private readonly sweeper: NodeJS.Timeout;
   private readonly maxKeys: number;
   private isSweeping = false;
@@ -66,7 +63,7 @@ export class MemoryCounterStore implements CounterStore {
 
   /** Number of keys held, expired ones included until the next sweep. */
   get size(): number {
-    return this.slots.size;
+    return this.table.size;
   }
 
   /**
@@ -77,9 +74,9 @@ export class MemoryCounterStore implements CounterStore {
     const now = this.options.clock.nowMs();
     const budget = { steps: maxSteps };
     for (;;) {
-      const slot = this.index.takeNext(now, budget);
-      if (slot === undefined) return budget.steps <= 0;
-      this.slots.delete(slot.key);
+      const key = this.index.takeNext(now, budget);
+      if (key === undefined) return budget.steps <= 0;
+      this.table.delete(key);
     }
   }
 
@@ -110,44 +107,43 @@ export class MemoryCounterStore implements CounterStore {
     const victim =
       this.index.takeNext(now, { steps: 64 }) ?? this.index.takeNext(Infinity, unbounded);
     if (victim === undefined) return;
-    this.slots.delete(victim.key);
-    if (victim.expiresAtMs > now) this.options.onEvict?.();
+    const at = this.table.find(victim);
+    if (at >= 0 && this.table.expiresAtMs(at) > now) this.options.onEvict?.();
+    this.table.delete(victim);
   }
 
-  private live(key: string, now: number): Slot | undefined {
-    const slot = this.slots.get(key);
-    if (slot === undefined) return undefined;
-    if (slot.expiresAtMs <= now) {
-      this.slots.delete(key);
-      return undefined;
+  /** Where the table holds `key` unexpired at `now`, or -1 (an expired key is dropped). */
+  private live(key: string, now: number): number {
+    const at = this.table.find(key);
+    if (at < 0) return -1;
+    if (this.table.expiresAtMs(at) <= now) {
+      this.table.delete(key);
+      return -1;
     }
-    return slot;
+    return at;
   }
 
-  /** A new slot for `key`, making room first when the store is full. */
-  private create(key: string, value: number, expiresAtMs: number, now: number): Slot {
-    if (this.slots.size >= this.maxKeys) this.makeRoom(now);
-    const slot = { key, value, expiresAtMs };
-    this.slots.set(key, slot);
-    this.index.file(slot);
-    return slot;
+  /** A new counter for `key`, making room first when the store is full. */
+  private create(key: string, value: number, expiresAtMs: number, now: number): void {
+    if (this.table.size >= this.maxKeys) this.makeRoom(now);
+    this.table.set(key, value, expiresAtMs);
+    this.index.file(key, expiresAtMs);
   }
 
   /** One counter change at `now`; returns the value after it. */
   private change(item: CounterIncrement, now: number): number {
-    let slot = this.live(item.key, now);
+    const at = this.live(item.key, now);
     const expiresAtMs = now + item.ttlSeconds * 1000;
-    if (item.isNegative) {
+    if (at < 0) {
       // As the Redis script does: a refund on a missing key creates nothing.
-      if (slot === undefined) return 0;
-      slot.value = Math.max(0, slot.value - item.hits);
-    } else if (slot === undefined) {
-      slot = this.create(item.key, item.hits, expiresAtMs, now);
-    } else {
-      slot.value += item.hits;
+      if (item.isNegative) return 0;
+      this.create(item.key, item.hits, expiresAtMs, now);
+      return item.hits;
     }
-    slot.expiresAtMs = expiresAtMs;
-    return slot.value;
+    const before = this.table.value(at);
+    const value = item.isNegative ? Math.max(0, before - item.hits) : before + item.hits;
+    this.table.update(at, value, expiresAtMs);
+    return value;
   }
 
   /** Synchronous core of increment(); the engine's hot path may call it directly. */
@@ -164,26 +160,27 @@ export class MemoryCounterStore implements CounterStore {
   /** Synchronous core of slidingWindow(). */
   slidingWindowNow(batch: readonly SlidingWindowChange[]): SlidingWindowCounts[] {
     const now = this.options.clock.nowMs();
-    return batch.map((item) => ({
-      previous: this.live(item.previousKey, now)?.value ?? 0,
-      current: this.change(item.current, now),
-    }));
+    return batch.map((item) => {
+      const previous = this.live(item.previousKey, now);
+      return {
+        previous: previous < 0 ? 0 : this.table.value(previous),
+        current: this.change(item.current, now),
+      };
+    });
   }
 
-  /** Synchronous core of tokenBucket(): the TAT is the slot's value, kept until the bucket is full. */
+  /** Synchronous core of tokenBucket(): the TAT is the key's value, kept until the bucket is full. */
   tokenBucketNow(batch: readonly TokenBucketChange[]): TokenBucketState[] {
     const now = this.options.clock.nowMs();
     return batch.map((item) => {
-      const slot = this.live(item.key, now);
-      const step = tokenBucketStep(slot?.value ?? 0, item);
+      const at = this.live(item.key, now);
+      const tatUs = at < 0 ? 0 : this.table.value(at);
+      const step = tokenBucketStep(tatUs, item);
       const expiresAtMs = Math.ceil(step.tatUs / 1000);
-      if (step.tatUs === 0) this.slots.delete(item.key);
-      else if (slot === undefined) this.create(item.key, step.tatUs, expiresAtMs, now);
-      else if (step.tatUs !== slot.value) {
-        // A later expiry: the index re-files the slot when it reaches the old bucket.
-        slot.value = step.tatUs;
-        slot.expiresAtMs = expiresAtMs;
-      }
+      if (step.tatUs === 0) this.table.delete(item.key);
+      else if (at < 0) this.create(item.key, step.tatUs, expiresAtMs, now);
+      // A later expiry: the index re-files the key when it reaches the old bucket.
+      else if (step.tatUs !== tatUs) this.table.update(at, step.tatUs, expiresAtMs);
       return step;
     });
   }
@@ -191,7 +188,10 @@ export class MemoryCounterStore implements CounterStore {
   /** Current values (0 for a missing key): the synchronous core of read(). */
   readNow(keys: readonly CounterRead[]): number[] {
     const now = this.options.clock.nowMs();
-    return keys.map((k) => this.live(k.key, now)?.value ?? 0);
+    return keys.map((k) => {
+      const at = this.live(k.key, now);
+      return at < 0 ? 0 : this.table.value(at);
+    });
   }
 
   readonly immediate: ImmediateCounts = {
@@ -228,7 +228,7 @@ export class MemoryCounterStore implements CounterStore {
   close(): Promise<void> {
     this.isClosed = true;
     clearInterval(this.sweeper);
-    this.slots.clear();
+    this.table.clear();
     this.index.clear();
     return Promise.resolve();
   }
