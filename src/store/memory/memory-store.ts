@@ -161,11 +161,10 @@ export class MemoryCounterStore implements CounterStore {
   slidingWindowNow(batch: readonly SlidingWindowChange[]): SlidingWindowCounts[] {
     const now = this.options.clock.nowMs();
     return batch.map((item) => {
-      const previous = this.live(item.previousKey, now);
-      return {
-        previous: previous < 0 ? 0 : this.table.value(previous),
-        current: this.change(item.current, now),
-      };
+      // Read before change(), whose insert may move entries and so the position.
+      const at = this.live(item.previousKey, now);
+      const previous = at < 0 ? 0 : this.table.value(at);
+      return { previous, current: this.change(item.current, now) };
     });
   }
 
