@@ -62,26 +62,21 @@ export function memoryFixture(
   const store = new MemoryCounterStore({ clock });
   // The raw view a Redis fixture gets from its server: the table's own entry, expired or not.
   const table = (store as unknown as { table: CounterTable }).table;
-  const expiresAtMs = (key: string): number | undefined => {
-    const at = table.find(key);
-    return at < 0 ? undefined : table.expiresAtMs(at);
-  };
+  const held = (key: string): number => table.find(key);
   return {
     name: 'memory',
     store,
     clock,
     rawValue: (key) => {
-      const expires = expiresAtMs(key);
+      const at = held(key);
       return Promise.resolve(
-        expires === undefined || expires <= clock.nowMs()
-          ? undefined
-          : table.value(table.find(key)),
+        at < 0 || table.expiresAtMs(at) <= clock.nowMs() ? undefined : table.value(at),
       );
     },
     ttlSeconds: (key) => {
-      const expires = expiresAtMs(key);
+      const at = held(key);
       return Promise.resolve(
-        expires === undefined ? undefined : Math.ceil((expires - clock.nowMs()) / 1000),
+        at < 0 ? undefined : Math.ceil((table.expiresAtMs(at) - clock.nowMs()) / 1000),
       );
     },
     close: () => store.close(),

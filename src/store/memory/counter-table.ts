@@ -163,18 +163,22 @@ export class CounterTable {
   }
 
   delete(key: string): boolean {
-    const hash = hashOf(key);
-    const index = hash & (SHARDS - 1);
+    const position = this.find(key);
+    if (position < 0) return false;
+    this.deleteAt(position);
+    return true;
+  }
+
+  /** Removes the entry at a position find() gave, without looking the key up again. */
+  deleteAt(position: number): void {
+    const index = position & (SHARDS - 1);
     const shard = this.shards[index] as Shard;
-    const at = shard.find(hash, key);
-    if (at < 0) return false;
-    shard.remove(at);
+    shard.remove(position >>> SHARD_BITS);
     this.count -= 1;
     // Halved at an eighth full, so that a sweep's deletions give the memory back without a
     // table that sits at the edge flipping between two sizes.
     if (shard.count * 8 < shard.capacity && shard.capacity > MIN_CAPACITY)
       this.shards[index] = shard.resized(shard.capacity / 2);
-    return true;
   }
 
   clear(): void {

@@ -108,8 +108,9 @@ export class MemoryCounterStore implements CounterStore {
       this.index.takeNext(now, { steps: 64 }) ?? this.index.takeNext(Infinity, unbounded);
     if (victim === undefined) return;
     const at = this.table.find(victim);
-    if (at >= 0 && this.table.expiresAtMs(at) > now) this.options.onEvict?.();
-    this.table.delete(victim);
+    if (at < 0) return;
+    if (this.table.expiresAtMs(at) > now) this.options.onEvict?.();
+    this.table.deleteAt(at);
   }
 
   /** Where the table holds `key` unexpired at `now`, or -1 (an expired key is dropped). */
@@ -117,7 +118,7 @@ export class MemoryCounterStore implements CounterStore {
     const at = this.table.find(key);
     if (at < 0) return -1;
     if (this.table.expiresAtMs(at) <= now) {
-      this.table.delete(key);
+      this.table.deleteAt(at);
       return -1;
     }
     return at;
@@ -176,10 +177,14 @@ export class MemoryCounterStore implements CounterStore {
       const tatUs = at < 0 ? 0 : this.table.value(at);
       const step = tokenBucketStep(tatUs, item);
       const expiresAtMs = Math.ceil(step.tatUs / 1000);
-      if (step.tatUs === 0) this.table.delete(item.key);
-      else if (at < 0) this.create(item.key, step.tatUs, expiresAtMs, now);
-      // A later expiry: the index re-files the key when it reaches the old bucket.
-      else if (step.tatUs !== tatUs) this.table.update(at, step.tatUs, expiresAtMs);
+      if (step.tatUs === 0) {
+        if (at >= 0) this.table.deleteAt(at);
+      } else if (at < 0) {
+        this.create(item.key, step.tatUs, expiresAtMs, now);
+      } else if (step.tatUs !== tatUs) {
+        // A later expiry: the index re-files the key when it reaches the old bucket.
+        this.table.update(at, step.tatUs, expiresAtMs);
+      }
       return step;
     });
   }
