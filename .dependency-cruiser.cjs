@@ -1,4 +1,4 @@
-// Import directions of STYLE.md: lib <- config, stats <- provider, store <- engine <- server <- main,
+// Import directions of docs/style.md: lib <- config, stats <- provider, store <- engine <- server <- main,
 // and tracing (OpenTelemetry) beside them, wired by main alone: the server and the store know it
 // only as types, so with tracing off nothing of it runs per call.
 /** @type {import('dependency-cruiser').IConfiguration} */

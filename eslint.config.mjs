@@ -1,4 +1,4 @@
-// Lint rules: typescript-eslint's strict type-checked set plus the house rules of STYLE.md.
+// Lint rules: typescript-eslint's strict type-checked set plus the house rules of docs/style.md.
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

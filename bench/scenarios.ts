@@ -296,7 +296,7 @@ export const SCENARIOS: readonly Scenario[] = [
   }),
 ];
 
-/** Names the targets of the performance issue refer to. */
+/** Names of the rows the performance targets (bench/targets.ts) are judged on. */
 export const NAMES = {
   redisOne: 'redis, 1 descriptor',
   redisOne16: 'redis, 1 descriptor @16',

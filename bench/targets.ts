@@ -1,4 +1,5 @@
-// The performance issues' targets, each checked against same-run ratios and printed as met or not.
+// The performance targets of docs/performance.md, each checked against same-run ratios and
+// printed as met or not.
 import { cpuPerAnswer, type Row } from './report';
 import type { MemoryKeysResult } from './memory-keys';
 import { NAMES } from './scenarios';
@@ -44,17 +45,17 @@ function p99Under(out: Target[], row: Row | undefined, max: number, label: strin
   });
 }
 
-/** Issue 5: the service against the grpc-js ceiling. */
-function issue5(row: Find): Target[] {
+/** The service against the no-op grpc-js ceiling. */
+function againstGrpcJs(row: Find): Target[] {
   const out: Target[] = [];
-  atLeast(out, row(NAMES.redisOne), 'ratio', 1.0, 'issue 5 #1. Redis, 1 descriptor, 64 in flight');
-  atLeast(out, row(NAMES.memoryOne), 'ratio', 1.2, 'issue 5 #2. memory, 64 in flight');
-  p99Under(out, row(NAMES.memoryOne16), 2, 'issue 5 #3. memory, 16 in flight');
+  atLeast(out, row(NAMES.redisOne), 'ratio', 1.0, 'Redis, 1 descriptor, 64 in flight');
+  atLeast(out, row(NAMES.memoryOne), 'ratio', 1.2, 'memory, 64 in flight');
+  p99Under(out, row(NAMES.memoryOne16), 2, 'memory, 16 in flight');
   const cached = row(NAMES.overLimitCached);
   if (cached?.ratio !== undefined) {
     const commands = cached.median.redisCommandsPerAnswer ?? 0;
     out.push({
-      target: 'issue 5 #4. over limit with the local cache: no Redis round trip, >= 1.2x',
+      target: 'over limit with the local cache: no Redis round trip, >= 1.2x',
       measured: `${cached.ratio.toFixed(2)}x, ${commands.toFixed(4)} Redis commands per answer`,
       isMet: cached.ratio >= 1.2 && commands < 0.001,
     });
@@ -62,14 +63,14 @@ function issue5(row: Find): Target[] {
   return out;
 }
 
-/** Issue 15: the algorithms beyond the reference against the fixed window, same backend. */
-function issue15(row: Find): Target[] {
+/** The algorithms beyond the reference against the fixed window, same backend. */
+function algorithms(row: Find): Target[] {
   const out: Target[] = [];
   for (const name of NAMES.algorithms) {
     const r = row(name);
     if (r?.baselineRatio === undefined) continue;
     out.push({
-      target: `issue 15 #6. ${name}: >= 0.8x the fixed window on the same backend`,
+      target: `${name}: >= 0.8x the fixed window on the same backend`,
       measured: `${r.baselineRatio.toFixed(2)}x`,
       isMet: r.baselineRatio >= 0.8,
     });
@@ -77,20 +78,20 @@ function issue15(row: Find): Target[] {
   return out;
 }
 
-/** Issue 17: the Redis path near the node:http2 limit, and flat cost curves. */
-function issue17(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] {
+/** The Redis path near the node:http2 limit, and flat cost curves. */
+function againstLimit(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] {
   const out: Target[] = [];
   const redisOne = row(NAMES.redisOne);
-  atLeast(out, redisOne, 'limitRatio', 0.75, '#1. Redis, 1 descriptor, 64 in flight');
-  atLeast(out, row(NAMES.redisOne16), 'ratio', 1.3, '#2. Redis, 1 descriptor, 16 in flight');
-  p99Under(out, row(NAMES.redisOne16), 3, '#2. Redis, 1 descriptor, 16 in flight');
-  atLeast(out, row(NAMES.memoryOne), 'limitRatio', 0.9, '#3. memory, 64 in flight');
+  atLeast(out, redisOne, 'limitRatio', 0.75, 'Redis, 1 descriptor, 64 in flight');
+  atLeast(out, row(NAMES.redisOne16), 'ratio', 1.3, 'Redis, 1 descriptor, 16 in flight');
+  p99Under(out, row(NAMES.redisOne16), 3, 'Redis, 1 descriptor, 16 in flight');
+  atLeast(out, row(NAMES.memoryOne), 'limitRatio', 0.9, 'memory, 64 in flight');
   const ten = row(NAMES.redisTen);
   if (redisOne !== undefined && ten !== undefined) {
     const one = costPerAnswer(redisOne);
     const perDescriptor = costPerAnswer(ten) / 10;
     out.push({
-      target: "#4. Redis, 10 descriptors: cost per descriptor < 1/3 of the 1-descriptor call's",
+      target: "Redis, 10 descriptors: cost per descriptor < 1/3 of the 1-descriptor call's",
       measured: `${us(perDescriptor)} per descriptor against ${us(one)} per 1-descriptor call (${(perDescriptor / one).toFixed(2)})`,
       isMet: perDescriptor < one / 3,
     });
@@ -102,15 +103,14 @@ function issue17(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] 
     // Three places: at two, 0.896 printed as 0.90 beside a verdict of not met.
     const byCost = costPerAnswer(small) / costPerAnswer(large);
     out.push({
-      target: '#5. memory, 1M distinct keys: throughput within 10% of 10,000 keys',
+      target: 'memory, 1M distinct keys: throughput within 10% of 10,000 keys',
       measured: `${share.toFixed(3)} (${small.median.answersPerSecond.toFixed(0)} -> ${large.median.answersPerSecond.toFixed(0)} answers/s; by CPU per answer: ${byCost.toFixed(3)})`,
       isMet: share >= 0.9,
     });
   }
   if (memoryKeys !== undefined) {
     out.push({
-      target:
-        '#5. memory, 1M keys: no pause over 10 ms from expiry sweeping (CPU between turns, warm)',
+      target: 'memory, 1M keys: no pause over 10 ms from expiry sweeping (CPU between turns, warm)',
       measured: `${memoryKeys.longestSweepPauseMs.toFixed(1)} ms (wall ${memoryKeys.longestSweepGapWallMs.toFixed(1)} ms; first sweep of the process ${memoryKeys.firstSweepPauseMs.toFixed(1)} ms; one unsliced pass ${memoryKeys.fullPassMs.toFixed(0)} ms)`,
       isMet: memoryKeys.longestSweepPauseMs <= 10,
     });
@@ -120,5 +120,5 @@ function issue17(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] 
 
 export function targets(rows: readonly Row[], memoryKeys?: MemoryKeysResult): Target[] {
   const row: Find = (name) => rows.find((r) => r.scenario.name === name);
-  return [...issue17(row, memoryKeys), ...issue5(row), ...issue15(row)];
+  return [...againstLimit(row, memoryKeys), ...againstGrpcJs(row), ...algorithms(row)];
 }

@@ -1,4 +1,4 @@
-// The compiled descriptor tree and the matching rules of SPEC.md over it.
+// The compiled descriptor tree and the reference's matching rules over it.
 import type { RuleStatsFactory } from '../stats';
 import type {
   ConfigSnapshot,

@@ -18,7 +18,7 @@ export function nearLimitThreshold(limit: number, ratio: number): number {
 }
 
 /**
- * Splits a request's hits across the thresholds as COMPAT.md "Decisions" states: within the
+ * Splits a request's hits across the thresholds as docs/compat.md "Decisions" states: within the
  * limit all hits count as within_limit and the part above the near threshold as near_limit;
  * over the limit the part above the limit counts as over_limit and the part between the near
  * threshold and the limit as near_limit.

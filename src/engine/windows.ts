@@ -16,7 +16,7 @@ export interface Window {
 /**
  * The window containing `nowSeconds`. Fixed units count from the epoch; with calendar months
  * a MONTH window is the calendar month in UTC, and its bucket, expiry and reset all follow it
- * (SPEC.md "Month unit").
+ * (docs/compat.md, "Windows and reset").
  */
 export function windowOf(unit: Unit, nowSeconds: number, useCalendarMonth: boolean): Window {
   if (unit === 'MONTH' && useCalendarMonth) {

@@ -27,7 +27,7 @@ export interface HealthReport {
 }
 
 /**
- * Healthy only when every enabled component is healthy (SPEC.md "States and transitions").
+ * Healthy only when every enabled component is healthy.
  * The backend starts healthy, the configuration (when enabled) unhealthy, sigterm healthy.
  */
 export class HealthState {

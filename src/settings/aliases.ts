@@ -1,6 +1,6 @@
-// The neutral spellings of SPEC.md (KVSTORE_*, PUSHSTATS ...) accepted beside the real names.
+// Product-neutral spellings (KVSTORE_*, PUSHSTATS ...) accepted beside the reference's names.
 
-/** Product words in real names and the neutral words SPEC.md writes for them; order matters. */
+/** Product words in real names and the neutral words that may replace them; order matters. */
 const NEUTRAL_WORDS: readonly (readonly [string, string])[] = [
   ['DOG_STATSD', 'TAGGEDPUSH'],
   ['STATSD', 'PUSHSTATS'],
@@ -10,7 +10,7 @@ const NEUTRAL_WORDS: readonly (readonly [string, string])[] = [
   ['MEMCACHE', 'ALTCACHE'],
 ];
 
-/** Other spellings the reference or SPEC.md use for one setting. */
+/** Other spellings of one setting, the reference's or neutral ones. */
 const EXTRA_ALIASES: Readonly<Record<string, readonly string[]>> = {
   USE_DOG_STATSD_MOGRIFIERS: ['DOG_STATSD_MOGRIFIERS'],
 };

@@ -1,4 +1,4 @@
-// Every setting the service reads, each named once in its section; SPEC.md is the reference.
+// Every setting the service reads, each named once in its section, under the reference's names.
 import { BACKEND } from './backend';
 import { BREAKER } from './breaker';
 import { CONFIG } from './config';

@@ -433,7 +433,7 @@ descriptors:
     stats: { 'ratelimit.service.global_shadow_mode': 1 },
   },
   {
-    name: 'hits split across near, over and within limit as COMPAT.md shows',
+    name: 'hits split across near, over and within limit as docs/compat.md shows',
     config: [limit10],
     domain: 'ten',
     steps: [
@@ -797,7 +797,7 @@ descriptors:
       { descriptors: [d([['m', 'x']])], overall: 'OK', statuses: [ok(1, 2, 'MONTH', 1388800)] },
     ],
     keys: { '{p}cal_m_x_1698796800': 1 },
-    // The key expires with the month (SPEC.md "Month unit"), not 30 days later.
+    // The key expires with the month (docs/compat.md, "Windows and reset"), not 30 days later.
     ttls: { '{p}cal_m_x_1698796800': 1388800 },
   },
   {

@@ -74,7 +74,7 @@ it("answers Debian's python3-grpcio (the C core): decisions, limits and statuses
   expect(decoded(answers[2]).overallCode).toBe('OVER_LIMIT');
   // No rule for the key: allowed, with no limit attached.
   expect(decoded(answers[3]).statuses?.[0]?.code).toBe('OK');
-  // An empty domain is a request error (COMPAT.md), INVALID_ARGUMENT with the reason.
+  // An empty domain is a request error (docs/compat.md), INVALID_ARGUMENT with the reason.
   expect(answers[4]?.detail).toMatch(/domain/i);
 
   const [unknownMethod] = pythonCalls(service.ports.grpc, '/no.such.Service/Call', [

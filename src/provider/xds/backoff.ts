@@ -1,12 +1,7 @@
 // Reconnection delays of the xDS client: exponential, capped, randomised, reset by messages.
-//
-// Hand-written rather than the exponential-backoff dependency (which the Redis start-up uses):
-// that package runs the retry loop itself around a promise, so it cannot express this client.
-// Its jitter is only "none" or "full" (uniform over 0..delay), not XDS_CLIENT_BACKOFF_RANDOM_FACTOR's
-// ±factor spread; its random source is Math.random, not injectable, so the delays cannot be
-// pinned in tests; its timer is its own, neither unref'd nor cancellable by stop(); and its
-// attempt count lives inside one call, while ours is reset by a message on a stream that stays
-// open. What it would compute for us is min(initial * 2^n, max): one line below.
+// Not the exponential-backoff package the Redis start-up uses: it runs its own retry loop and
+// timer around one promise, while this client's attempts are reset by a message on a stream
+// that stays open, spread by ±XDS_CLIENT_BACKOFF_RANDOM_FACTOR with a random source tests pin.
 import type { BackoffSettings } from '../../settings';
 
 /** Multiplier between consecutive delays; gRPC's own connection backoff uses 1.6, Go's 1.5-2. */

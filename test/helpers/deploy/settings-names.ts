@@ -2,8 +2,8 @@
 import { allSettingNames, namesFor } from '../../../src/settings';
 
 /**
- * Names read by a library inside the service rather than by its settings schema. SPEC.md's
- * tracing section: "the standard OTLP exporter settings also apply for the destination".
+ * Names read by a library inside the service rather than by its settings schema: the standard
+ * OTLP exporter settings also apply for the tracing destination.
  */
 const READ_BY_LIBRARIES = new Set(['OTEL_EXPORTER_OTLP_ENDPOINT']);
 

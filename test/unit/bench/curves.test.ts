@@ -1,4 +1,4 @@
-// Issue 17's cost curves and WORKERS rows: the bench has a row for each step of each curve, and
+// The cost curves and WORKERS rows of docs/performance.md: the bench has a row for each step of each curve, and
 // prints each curve row's CPU per answer against its reference row, and each worker count's.
 import { CURVES, workerScenarios } from '../../../bench/curves';
 import { curves, workers } from '../../../bench/report';
@@ -8,7 +8,7 @@ import { measurement, row } from '../../helpers/bench-rows';
 describe('cost curves', () => {
   const names = new Set([...SCENARIOS, ...CURVES].map((s) => s.name));
 
-  it('has a row for every step the issue asks for, on the backends it names', () => {
+  it('has a row for every step of every curve, on the backends each is measured on', () => {
     const steps = [
       // descriptors per request 1 / 3 / 10
       'redis, 1 descriptor',

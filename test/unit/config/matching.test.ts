@@ -1,4 +1,4 @@
-// Matching rules of SPEC.md and the statistics keys of the reference, on compiled snapshots.
+// The reference's matching rules and statistics keys, on compiled snapshots.
 import {
   ConfigError,
   parseConfigFile,

@@ -16,7 +16,7 @@ describe('nearLimitThreshold', () => {
 });
 
 describe('classify', () => {
-  it('reproduces the example of COMPAT.md: limit 10, hits 4, 5, 3, 2', () => {
+  it('reproduces the example of docs/compat.md: limit 10, hits 4, 5, 3, 2', () => {
     const steps = [
       classify(10, 0, 4, 4, 0.8, false),
       classify(10, 4, 9, 5, 0.8, false),

@@ -1,4 +1,4 @@
-// Health from its components, as SPEC.md "States and transitions" says.
+// Health from its components: healthy only when every enabled component is.
 import { HealthState } from '../../../src/server';
 
 it('starts healthy when the configuration is not required', () => {

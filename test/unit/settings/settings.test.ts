@@ -134,7 +134,7 @@ describe('parsing', () => {
 });
 
 describe('aliases', () => {
-  it('accepts the neutral spellings of SPEC.md', () => {
+  it('accepts the product-neutral spellings', () => {
     expect(namesFor('REDIS_URL')).toEqual(['REDIS_URL', 'KVSTORE_URL']);
     expect(namesFor('USE_STATSD')).toEqual(['USE_STATSD', 'USE_PUSHSTATS']);
     expect(namesFor('USE_DOG_STATSD_MOGRIFIERS')).toEqual([

@@ -258,7 +258,7 @@
 - name: TRACING_SAMPLING_RATE
   value: {{ .Values.tracing.samplingRate | quote }}
 {{- with .Values.tracing.endpoint }}
-{{- /* Read by the OpenTelemetry exporter, as SPEC.md's tracing section says. */}}
+{{- /* Read by the OpenTelemetry exporter itself, not by the service's settings. */}}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}
 {{- end }}
