@@ -3,7 +3,7 @@ import { existsSync, readFileSync, watch } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { createAdmin, currentResources, type AdminState } from './admin';
-import { readConfigDirectory } from './config-files';
+import { ConfigFileError, readConfigDirectory } from './config-files';
 import { ManagementServer } from './management-server';
 
 interface Options {
@@ -96,7 +96,13 @@ export async function runSimulator(
       state.directory = readConfigDirectory(options.configDir);
       server.setResources(currentResources(state));
     } catch (err: unknown) {
-      log(`cannot read ${options.configDir}: ${err instanceof Error ? err.message : String(err)}`);
+      // A bad file names itself, its line and column; nothing of the directory is published.
+      if (err instanceof ConfigFileError)
+        log(`refused ${err.message}; the previous version keeps being served`);
+      else
+        log(
+          `cannot read ${options.configDir}: ${err instanceof Error ? err.message : String(err)}`,
+        );
     }
   };
   reload();
