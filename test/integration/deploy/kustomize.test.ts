@@ -15,6 +15,7 @@ import {
   type KubeObject,
 } from '../../helpers/deploy/kubernetes-objects';
 import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
+import { runProgram } from '../../helpers/programs';
 
 const KUSTOMIZE_DIR = path.join(ROOT, 'deploy', 'kubernetes');
 const VERSION = PACKAGE.version;
@@ -22,14 +23,9 @@ const IMAGE = `ratelimit-ts:${VERSION}`;
 
 /** `kubectl kustomize DIR`; .ci/run installs Debian's kubectl where it is missing. */
 function kustomize(dir: string): KubeObject[] {
-  const run = spawnSync('kubectl', ['kustomize', path.join(KUSTOMIZE_DIR, dir)], {
-    encoding: 'utf8',
+  const run = runProgram('kubectl', ['kustomize', path.join(KUSTOMIZE_DIR, dir)], {
     timeout: 60_000,
   });
-  if (run.error !== undefined)
-    throw new Error(
-      `kubectl kustomize could not run (${run.error.message}): install kubectl (Debian: kubernetes-client)`,
-    );
   if (run.status !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${run.stderr}`);
   return parseManifests(run.stdout, dir);
 }
