@@ -14,6 +14,7 @@ import {
   workerIndex,
   type SupervisorOptions,
 } from './cluster';
+import { serviceUsage } from './cli/settings-reference';
 import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
@@ -344,8 +345,12 @@ async function runSupervisor(settings: Settings): Promise<void> {
   }
 }
 
+/** The flags that ask for usage, as Go's flag package reads them. */
+const HELP_FLAGS = new Set(['-h', '-help', '--help']);
+
 /**
- * The `ratelimit` command. `--version` prints the name and version without reading settings;
+ * The `ratelimit` command. `--version` prints the name and version and `--help` the settings,
+ * without reading them;
  * otherwise it starts (as the supervisor of WORKERS, or as one service process) and runs until
  * SIGTERM or SIGINT. The only place besides settings/ that reads process.env.
  */
@@ -355,6 +360,17 @@ export async function runFromCommandLine(
   if (argv.includes('--version')) {
     process.stdout.write(`${SERVICE_NAME} ${SERVICE_VERSION}\n`);
     return;
+  }
+  if (argv.some((arg) => HELP_FLAGS.has(arg))) {
+    process.stdout.write(serviceUsage());
+    return;
+  }
+  if (argv.length > 0) {
+    // Settings come from the environment: a flag here is a mistake, not something to ignore.
+    process.stderr.write(
+      `ratelimit: unexpected argument ${JSON.stringify(argv[0])}: settings come from the environment (see ratelimit --help)\n`,
+    );
+    process.exit(2);
   }
   const env = process.env;
   const index = workerIndex(env);

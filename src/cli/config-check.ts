@@ -61,7 +61,14 @@ function report(
  * Runs the check; resolves with the exit code: 0 when the service would load the directory,
  * 1 when it would refuse it or cannot read it, 2 for wrong flags.
  */
-export const runConfigCheck = commandLineTool(COMMAND, FLAGS, async (flags, out, err) => {
+const TOOL = {
+  command: COMMAND,
+  about:
+    "Loads rate limit configuration files with the service's own reader and compiler, and prints every problem as the service would log it. Exits 0 when the service would load them, 1 when it would refuse them, 2 for wrong flags.",
+  flags: FLAGS,
+};
+
+export const runConfigCheck = commandLineTool(TOOL, async (flags, out, err) => {
   const dir = flags.get('config_dir')?.[0] ?? '';
   const file = flags.get('config_file')?.[0] ?? '';
   if ((dir === '') === (file === '')) {
