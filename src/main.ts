@@ -98,10 +98,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const sinkOverride = options.statsSink === undefined ? {} : { sinkOverride: options.statsSink };
   const statistics = startStatistics(settings.stats, { logger, ...sinkOverride });
   const stats = statistics.store;
+  const followsBackend =
+    settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection;
   const health = new HealthState({
     requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
-    breakerAffectsHealth:
-      settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection,
+    backendAffectsHealth: followsBackend,
+    breakerAffectsHealth: followsBackend,
     nowMs: () => clock.nowMs(),
   });
   const configStatus = new ConfigStatus(() => clock.nowMs());
@@ -113,6 +115,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.tracing = tracing;
     const store = await openServiceStore(settings, { clock, logger, stats, health, tracing });
     parts.store = store;
+    followBackend(store, health);
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const provider = options.provider ?? createProvider(settings, store, { stats, logger });
     parts.provider = provider;
@@ -138,6 +141,17 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await stop();
     throw err;
   }
+}
+
+/**
+ * Health knows whether the backend is reachable whatever the settings: the status page says so
+ * even when REDIS_HEALTH_CHECK_ACTIVE_CONNECTION keeps the connection out of health.
+ */
+function followBackend(store: CounterStore, health: HealthState): void {
+  health.set('backend', store.isConnected());
+  store.onConnectionChange((isConnected) => {
+    health.set('backend', isConnected);
+  });
 }
 
 /**
