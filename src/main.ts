@@ -14,12 +14,11 @@ import {
   workerIndex,
   type SupervisorOptions,
 } from './cluster';
-import { serviceUsage } from './cli/settings-reference';
+import { answerServiceArgs } from './cli/service-args';
 import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
-import { SERVICE_NAME, SERVICE_VERSION } from './lib/version';
 import { FileConfigProvider, XdsConfigProvider, type ConfigProvider } from './provider';
 import {
   ConfigStatus,
@@ -115,7 +114,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.tracing = tracing;
     const store = await openServiceStore(settings, { clock, logger, stats, health, tracing });
     parts.store = store;
-    followBackend(store, health);
+    health.followBackend(store);
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const provider = options.provider ?? createProvider(settings, store, { stats, logger });
     parts.provider = provider;
@@ -141,17 +140,6 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await stop();
     throw err;
   }
-}
-
-/**
- * Health knows whether the backend is reachable whatever the settings: the status page says so
- * even when REDIS_HEALTH_CHECK_ACTIVE_CONNECTION keeps the connection out of health.
- */
-function followBackend(store: CounterStore, health: HealthState): void {
-  health.set('backend', store.isConnected());
-  store.onConnectionChange((isConnected) => {
-    health.set('backend', isConnected);
-  });
 }
 
 /**
@@ -359,32 +347,19 @@ async function runSupervisor(settings: Settings): Promise<void> {
   }
 }
 
-/** The flags that ask for usage, as Go's flag package reads them. */
-const HELP_FLAGS = new Set(['-h', '-help', '--help']);
-
 /**
  * The `ratelimit` command. `--version` prints the name and version and `--help` the settings,
- * without reading them;
+ * without reading them (service-args.ts);
  * otherwise it starts (as the supervisor of WORKERS, or as one service process) and runs until
  * SIGTERM or SIGINT. The only place besides settings/ that reads process.env.
  */
 export async function runFromCommandLine(
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
-  if (argv.includes('--version')) {
-    process.stdout.write(`${SERVICE_NAME} ${SERVICE_VERSION}\n`);
+  const answered = answerServiceArgs(argv, process.stdout, process.stderr);
+  if (answered !== undefined) {
+    process.exitCode = answered;
     return;
-  }
-  if (argv.some((arg) => HELP_FLAGS.has(arg))) {
-    process.stdout.write(serviceUsage());
-    return;
-  }
-  if (argv.length > 0) {
-    // Settings come from the environment: a flag here is a mistake, not something to ignore.
-    process.stderr.write(
-      `ratelimit: unexpected argument ${JSON.stringify(argv[0])}: settings come from the environment (see ratelimit --help)\n`,
-    );
-    process.exit(2);
   }
   const env = process.env;
   const index = workerIndex(env);

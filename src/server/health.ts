@@ -24,6 +24,12 @@ export interface BreakerHealth {
   readonly sinceMs: number;
 }
 
+/** What health needs of the counter store: whether it is connected, and each change. */
+export interface BackendConnection {
+  isConnected(): boolean;
+  onConnectionChange(listener: (isConnected: boolean) => void): void;
+}
+
 /** Overall health and each component, for the debug listener's /health. */
 export interface HealthReport {
   readonly isHealthy: boolean;
@@ -87,6 +93,17 @@ export class HealthState {
     const nowMs = this.nowMs();
     this.components.set(name, { ...before, isHealthy, sinceMs: nowMs });
     this.changed(nowMs);
+  }
+
+  /**
+   * Follows the backend's connection whatever the settings, so the status page can say it is
+   * unreachable even when REDIS_HEALTH_CHECK_ACTIVE_CONNECTION keeps it out of health.
+   */
+  followBackend(backend: BackendConnection): void {
+    this.set('backend', backend.isConnected());
+    backend.onConnectionChange((isConnected) => {
+      this.set('backend', isConnected);
+    });
   }
 
   /** Records a backend instance's breaker state; it counts for health only when configured so. */
