@@ -102,10 +102,6 @@ function shouldRateLimit(
   });
 }
 
-/**
- * Runs the client; resolves with the exit code: 1 when the call fails (or, with -exit_code,
- * when the answer is OVER_LIMIT), 2 for wrong flags.
- */
 const TOOL = {
   command: 'ratelimit-client',
   about:
@@ -113,6 +109,10 @@ const TOOL = {
   flags: FLAGS,
 };
 
+/**
+ * Runs the client; resolves with the exit code: 1 when the call fails (or, with -exit_code,
+ * when the answer is OVER_LIMIT), 2 for wrong flags.
+ */
 export const runClient = commandLineTool(TOOL, async (flags, out, err) => {
   const one = (name: string): string => flags.get(name)?.[0] ?? '';
   const hitsAddend = Number(one('hits_addend'));
