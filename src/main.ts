@@ -134,7 +134,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     });
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };
-    logger.warn('listening', { ...where, backend: settings.backend.type });
+    logger.info('listening', { ...where, backend: settings.backend.type });
     return { settings, ports: listeners.ports, engine, stats, health, logger, stop };
   } catch (err: unknown) {
     await stop();
