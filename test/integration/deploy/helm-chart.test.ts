@@ -27,6 +27,7 @@ import {
   parseManifests,
 } from '../../helpers/deploy/kubernetes-objects';
 import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
+import { restrictedProblems } from '../../helpers/deploy/pod-security';
 import { runProgram } from '../../helpers/programs';
 import { unreadNames } from '../../helpers/deploy/settings-names';
 
@@ -187,6 +188,7 @@ describe('Helm chart (deploy/helm/ratelimit)', () => {
         image: `ratelimit-ts:${VERSION}`,
         hasRulesConfigMap: get(values, 'rules.existingConfigMap') === '',
       });
+      expect([name, restrictedProblems(objects)]).toEqual([name, []]);
       const env = envOf(c);
       expect(env.get('WORKERS')).toBe(String(get(values, 'workers')));
       if (get(values, 'resources.requests.cpu') === undefined)
