@@ -3,8 +3,9 @@
 
 /**
  * One sentence or phrase per setting, by its real name. The per-second instance's settings
- * (REDIS_PERSECOND_*) need no line of their own: they mean what their REDIS_ namesake means,
- * for that instance. "(new)" marks a setting the reference service does not have.
+ * (REDIS_PERSECOND_*) need a line only where they differ: otherwise they mean what their
+ * REDIS_ namesake means, for that instance. "(new)" marks a setting the reference service
+ * does not have.
  */
 export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.freeze({
   // server
@@ -164,6 +165,15 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   REDIS_AWS_IAM_USER_ID: 'the ElastiCache user (also its name)',
   REDIS_AWS_IAM_SERVERLESS: 'the cache is an ElastiCache Serverless cache',
   REDIS_AWS_IAM_REGION: "the AWS region, when the SDK's chain finds none",
+  // redis, the per-second instance where it differs from its REDIS_ namesake
+  REDIS_PERSECOND_URL:
+    'as `REDIS_URL`, for the per-second instance; no default: required with `REDIS_PERSECOND=true`',
+  REDIS_PERSECOND_TLS_CACERT:
+    "as `REDIS_TLS_CACERT`; while no `REDIS_PERSECOND_TLS_*` file is set, the main instance's files are used",
+  REDIS_PERSECOND_TLS_CLIENT_CERT:
+    "as `REDIS_TLS_CLIENT_CERT`; while no `REDIS_PERSECOND_TLS_*` file is set, the main instance's files are used",
+  REDIS_PERSECOND_TLS_CLIENT_KEY:
+    "as `REDIS_TLS_CLIENT_KEY`; while no `REDIS_PERSECOND_TLS_*` file is set, the main instance's files are used",
   // memcache
   MEMCACHE_HOST_PORT: 'memcached servers, `host:port,...`; the order picks the server of each key',
   MEMCACHE_SRV: 'an SRV name `_service._proto.name` instead of the list',
