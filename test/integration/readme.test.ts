@@ -1,6 +1,6 @@
-// The README's own command blocks (Set-up, Try it, the xDS walkthrough), read from README.md
-// and run as written against the built service: each command succeeds and prints what the
-// README shows under it. Ports the README names are swapped for the ones the servers bound.
+// The README's own command blocks (Set-up, Try it, the client example, the xDS walkthrough),
+// read from README.md and run as written against the built service: each command succeeds and
+// prints what the README shows under it. Ports the README names are swapped for the ones the servers bound.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -163,6 +163,10 @@ describe('README', () => {
 
   it('Try it: every command answers as shown', async () => {
     expect(await runSection('Try it')).toBeGreaterThanOrEqual(3);
+  });
+
+  it("Command-line tools: the client's example answers as shown", async () => {
+    expect(await runSection('Command-line tools')).toBeGreaterThanOrEqual(1);
   });
 
   it('the xDS walkthrough: simulator, service, ACK, NACK and reconnection as shown', async () => {
