@@ -54,15 +54,23 @@ async function startServer(command: string): Promise<void> {
   cleanup(
     () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) {
+        const pid = child.pid;
+        if (pid === undefined) {
           resolve();
           return;
         }
-        child.once('exit', () => {
-          resolve();
-        });
-        // The group this test created: npm and the node process it started.
-        process.kill(-(child.pid ?? 0), 'SIGTERM');
+        const hasExited = child.exitCode !== null || child.signalCode !== null;
+        if (!hasExited)
+          child.once('exit', () => {
+            resolve();
+          });
+        // The group this test created: npm and the node process it started, even if npm is gone.
+        try {
+          process.kill(-pid, 'SIGTERM');
+        } catch {
+          // Nothing of the group is left.
+        }
+        if (hasExited) resolve();
       }),
   );
   await eventually(
