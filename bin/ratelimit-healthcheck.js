@@ -2,6 +2,14 @@
 // Exits 0 when the local service's /healthcheck answers 200: the container HEALTHCHECK, no curl needed.
 const http = require('node:http');
 
+if (process.argv.slice(2).some((arg) => ['-h', '-help', '--help'].includes(arg))) {
+  process.stdout.write(`usage: ratelimit-healthcheck
+Asks the local service's /healthcheck (on HOST and PORT, as the service reads them) and exits 0
+when it answers 200, 1 otherwise: a container HEALTHCHECK that needs no curl.
+`);
+  process.exit(0);
+}
+
 // The listener's own settings decide where to ask; a wildcard address is reached on loopback.
 const host = process.env.HOST;
 const address =

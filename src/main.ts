@@ -14,11 +14,11 @@ import {
   workerIndex,
   type SupervisorOptions,
 } from './cluster';
+import { answerServiceArgs } from './cli/service-args';
 import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
-import { SERVICE_NAME, SERVICE_VERSION } from './lib/version';
 import { FileConfigProvider, XdsConfigProvider, type ConfigProvider } from './provider';
 import {
   ConfigStatus,
@@ -97,10 +97,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const sinkOverride = options.statsSink === undefined ? {} : { sinkOverride: options.statsSink };
   const statistics = startStatistics(settings.stats, { logger, ...sinkOverride });
   const stats = statistics.store;
+  const followsBackend =
+    settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection;
   const health = new HealthState({
     requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
-    breakerAffectsHealth:
-      settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection,
+    backendAffectsHealth: followsBackend,
+    breakerAffectsHealth: followsBackend,
     nowMs: () => clock.nowMs(),
   });
   const configStatus = new ConfigStatus(() => clock.nowMs());
@@ -112,6 +114,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.tracing = tracing;
     const store = await openServiceStore(settings, { clock, logger, stats, health, tracing });
     parts.store = store;
+    health.followBackend(store);
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const provider = options.provider ?? createProvider(settings, store, { stats, logger });
     parts.provider = provider;
@@ -131,7 +134,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     });
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };
-    logger.warn('listening', { ...where, backend: settings.backend.type });
+    logger.info('listening', { ...where, backend: settings.backend.type });
     return { settings, ports: listeners.ports, engine, stats, health, logger, stop };
   } catch (err: unknown) {
     await stop();
@@ -345,15 +348,17 @@ async function runSupervisor(settings: Settings): Promise<void> {
 }
 
 /**
- * The `ratelimit` command. `--version` prints the name and version without reading settings;
+ * The `ratelimit` command. `--version` prints the name and version and `--help` the settings,
+ * without reading them (service-args.ts);
  * otherwise it starts (as the supervisor of WORKERS, or as one service process) and runs until
  * SIGTERM or SIGINT. The only place besides settings/ that reads process.env.
  */
 export async function runFromCommandLine(
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
-  if (argv.includes('--version')) {
-    process.stdout.write(`${SERVICE_NAME} ${SERVICE_VERSION}\n`);
+  const answered = answerServiceArgs(argv, process.stdout, process.stderr);
+  if (answered !== undefined) {
+    process.exitCode = answered;
     return;
   }
   const env = process.env;

@@ -54,17 +54,62 @@
 
   // ---- Health -------------------------------------------------------------------------------
 
+  /** What an operator must see first: no configuration, an unreachable backend. */
+  function problemsOf(body) {
+    const byName = new Map(body.components.map((c) => [c.name, c]));
+    const problems = [];
+    const config = byName.get('config');
+    if (config && !config.healthy) {
+      problems.push({
+        title: 'No configuration loaded',
+        detail: ` since ${localTime(config.since)}: no domain has rules (the last refused update is under Rules)`,
+      });
+    }
+    const backend = byName.get('backend');
+    if (backend && !backend.healthy) {
+      problems.push({
+        title: 'Backend unreachable',
+        detail: ` since ${localTime(backend.since)} (${ago(backend.since)}): calls that need it fail`,
+      });
+    }
+    return problems;
+  }
+
+  function showProblems(problems) {
+    const box = $('problems');
+    box.hidden = problems.length === 0;
+    box.replaceChildren(
+      ...problems.map((p) =>
+        el('div', { className: 'alert problem' }, [el('strong', {}, p.title), p.detail]),
+      ),
+    );
+  }
+
+  function stateCell(c) {
+    const state = badge(c.healthy ? 'healthy' : 'unhealthy', c.healthy ? 'ok' : 'bad');
+    const note = c.affectsHealth
+      ? []
+      : [' ', el('span', { className: 'muted' }, '(not in /healthcheck)')];
+    return el('td', {}, [state, ...note]);
+  }
+
   async function refreshHealth() {
     const { body } = await getJson('/health');
+    const problems = problemsOf(body);
     $('service').textContent = `${body.service} ${body.version}`;
-    document.title = `${body.healthy ? 'OK' : 'UNHEALTHY'} · ${body.service} status`;
+    const isOk = body.healthy && problems.length === 0;
+    document.title = `${isOk ? 'OK' : body.healthy ? 'PROBLEM' : 'UNHEALTHY'} · ${body.service} status`;
     const overall = $('overall');
-    overall.className = `badge ${body.healthy ? 'ok' : 'bad'}`;
-    overall.textContent = `${body.healthy ? 'healthy' : 'unhealthy'} since ${localTime(body.since)}`;
+    overall.className = `badge ${isOk ? 'ok' : 'bad'}`;
+    overall.textContent =
+      body.healthy && problems.length > 0
+        ? problems[0].title.toLowerCase()
+        : `${body.healthy ? 'healthy' : 'unhealthy'} since ${localTime(body.since)}`;
+    showProblems(problems);
     const rows = body.components.map((c) =>
       cellsRow([
         c.name,
-        el('td', {}, badge(c.healthy ? 'healthy' : 'unhealthy', c.healthy ? 'ok' : 'bad')),
+        stateCell(c),
         el('td', { title: c.since }, `${localTime(c.since)} (${ago(c.since)})`),
       ]),
     );

@@ -1,7 +1,7 @@
 // Rate limit configuration files (the service's own YAML format) turned into RateLimitConfig resources.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { LineCounter, parseDocument, type Document } from 'yaml';
 import { toStruct, type JsonObject } from '../../src/lib/struct';
 import { encodeConfig, TYPE_URL } from './proto';
 
@@ -13,8 +13,10 @@ export interface Resource {
 }
 
 const UNITS = new Set(['SECOND', 'MINUTE', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'YEAR']);
+const ALGORITHMS = ['FIXED_WINDOW', 'SLIDING_WINDOW', 'TOKEN_BUCKET'];
 
 type Obj = Record<string, unknown>;
+type Path = readonly (string | number)[];
 
 function isObj(value: unknown): value is Obj {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -26,11 +28,73 @@ function text(value: unknown): string {
     : '';
 }
 
-const ALGORITHMS = new Set(['FIXED_WINDOW', 'SLIDING_WINDOW', 'TOKEN_BUCKET']);
+/** A file the simulator will not serve, named with the line and column of the problem. */
+export class ConfigFileError extends Error {}
 
-function limit(r: Obj): Obj {
-  const unit = text(r.unit).toUpperCase();
+/** One file being read: its name for messages, and where each YAML node sits. */
+class FileReading {
+  private readonly lines = new LineCounter();
+  readonly doc: Document;
+
+  constructor(
+    readonly file: string,
+    yamlText: string,
+  ) {
+    this.doc = parseDocument(yamlText, { lineCounter: this.lines, prettyErrors: false });
+    const [error] = this.doc.errors;
+    if (error !== undefined) throw this.fail(error.pos[0], error.message);
+  }
+
+  /** An error naming the file and the line and column of `offset`. */
+  fail(offset: number, message: string): ConfigFileError {
+    const { line, col } = this.lines.linePos(offset);
+    return new ConfigFileError(`${this.file}:${line}:${col}: ${message}`);
+  }
+
+  /** The rule at `at` as its keys read from the top, `tier=free > user`. */
+  ruleName(at: Path): string {
+    const names: string[] = [];
+    for (let i = 0; i < at.length; i++) {
+      if (at[i] !== 'descriptors' || typeof at[i + 1] !== 'number') continue;
+      const rule = at.slice(0, i + 2);
+      const key = text(this.doc.getIn([...rule, 'key']));
+      const value = text(this.doc.getIn([...rule, 'value']));
+      names.push(value === '' ? key : `${key}=${value}`);
+    }
+    return names.join(' > ');
+  }
+
+  /** An error at the YAML node of `at` (or the file's start when it has none). */
+  failAt(at: Path, message: string): ConfigFileError {
+    const node: unknown = this.doc.getIn(at, true);
+    const range = (node as { range?: [number, number, number] } | undefined)?.range;
+    return this.fail(range?.[0] ?? 0, message);
+  }
+}
+
+/** `descriptors[0].descriptors[1].rate_limit`, as the service's loader names a place. */
+function yamlPath(at: Path): string {
+  return at.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
+/**
+ * The algorithm the rule names, or undefined when it names none: the field is then left out,
+ * so the service reads its default, exactly as from a file without the key.
+ */
+function algorithmOf(r: Obj, at: Path, reading: FileReading): string | undefined {
+  if (r.algorithm === undefined || r.algorithm === null) return undefined;
   const algorithm = text(r.algorithm).toUpperCase();
+  if (ALGORITHMS.includes(algorithm)) return algorithm;
+  // The protocol has no word for an unknown algorithm: sending its default would change the rule.
+  throw reading.failAt(
+    [...at, 'algorithm'],
+    `rule ${reading.ruleName(at)} (at ${yamlPath(at)}): unknown algorithm ${JSON.stringify(text(r.algorithm))}; accepted: ${ALGORITHMS.map((a) => a.toLowerCase()).join(', ')}`,
+  );
+}
+
+function limit(r: Obj, at: Path, reading: FileReading): Obj {
+  const unit = text(r.unit).toUpperCase();
+  const algorithm = algorithmOf(r, at, reading);
   return {
     // A unit the protocol cannot carry goes as UNKNOWN; the service refuses it (a NACK to watch).
     unit: UNITS.has(unit) ? unit : 'UNKNOWN',
@@ -40,50 +104,63 @@ function limit(r: Obj): Obj {
     replaces: Array.isArray(r.replaces)
       ? r.replaces.map((x: unknown) => ({ name: isObj(x) ? text(x.name) : '' }))
       : [],
-    // An unknown algorithm goes as the enum's default, fixed_window: the protocol has no other.
-    algorithm: ALGORITHMS.has(algorithm) ? algorithm : 'FIXED_WINDOW',
+    ...(algorithm === undefined ? {} : { algorithm }),
     burst: typeof r.burst === 'number' ? r.burst : 0,
   };
 }
 
-function descriptor(d: unknown): Obj {
+const FLAGS = [
+  ['shadow_mode', 'shadowMode'],
+  ['detailed_metric', 'detailedMetric'],
+  ['quota_mode', 'quotaMode'],
+  ['value_to_metric', 'valueToMetric'],
+  ['share_threshold', 'shareThreshold'],
+] as const;
+
+function descriptor(d: unknown, at: Path, reading: FileReading): Obj {
   if (!isObj(d)) return {};
   const out: Obj = { key: text(d.key), value: text(d.value) };
-  if (isObj(d.rate_limit)) out.rateLimit = limit(d.rate_limit);
-  if (Array.isArray(d.rate_limits)) out.rateLimits = d.rate_limits.filter(isObj).map(limit);
-  if (Array.isArray(d.descriptors)) out.descriptors = d.descriptors.map(descriptor);
-  for (const [yamlKey, protoKey] of [
-    ['shadow_mode', 'shadowMode'],
-    ['detailed_metric', 'detailedMetric'],
-    ['quota_mode', 'quotaMode'],
-    ['value_to_metric', 'valueToMetric'],
-    ['share_threshold', 'shareThreshold'],
-  ] as const) {
-    if (d[yamlKey] === true) out[protoKey] = true;
+  if (isObj(d.rate_limit)) out.rateLimit = limit(d.rate_limit, [...at, 'rate_limit'], reading);
+  if (Array.isArray(d.rate_limits)) {
+    const items = d.rate_limits as unknown[];
+    out.rateLimits = items.flatMap((item, i) =>
+      isObj(item) ? [limit(item, [...at, 'rate_limits', i], reading)] : [],
+    );
   }
-  // YAML's core schema, which parse() reads, yields only JSON values.
+  if (Array.isArray(d.descriptors)) out.descriptors = descriptors(d.descriptors, at, reading);
+  for (const [yamlKey, protoKey] of FLAGS) if (d[yamlKey] === true) out[protoKey] = true;
+  // YAML's core schema, which the parser reads, yields only JSON values.
   if (isObj(d.metadata)) out.metadata = toStruct(d.metadata as JsonObject);
   return out;
 }
 
-/** One resource from one file's text; the resource is named after the file. */
-export function resourceFromYaml(name: string, yamlText: string): Resource {
-  const doc: unknown = parse(yamlText);
+function descriptors(list: readonly unknown[], at: Path, reading: FileReading): Obj[] {
+  return list.map((d, i) => descriptor(d, [...at, 'descriptors', i], reading));
+}
+
+/**
+ * One resource from one file's text; the resource is named after the file. `file` names it in
+ * errors (a YAML error or an unknown algorithm), which carry the line and column.
+ */
+export function resourceFromYaml(name: string, yamlText: string, file = name): Resource {
+  const reading = new FileReading(file, yamlText);
+  const doc: unknown = reading.doc.toJS();
   const root = isObj(doc) ? doc : {};
   const config = {
     name,
     domain: text(root.domain),
-    descriptors: Array.isArray(root.descriptors) ? root.descriptors.map(descriptor) : [],
+    descriptors: Array.isArray(root.descriptors) ? descriptors(root.descriptors, [], reading) : [],
   };
   return { name, typeUrl: TYPE_URL, value: encodeConfig(config) };
 }
 
-/** Every *.yaml / *.yml of a directory, sorted by name. */
+/** Every *.yaml / *.yml of a directory, sorted by name; the first bad file is thrown, named. */
 export function readConfigDirectory(dir: string): Resource[] {
   return readdirSync(dir)
     .filter((f) => /\.ya?ml$/i.test(f) && !f.startsWith('.'))
     .sort()
-    .map((f) =>
-      resourceFromYaml(f.replace(/\.ya?ml$/i, ''), readFileSync(path.join(dir, f), 'utf8')),
-    );
+    .map((f) => {
+      const file = path.join(dir, f);
+      return resourceFromYaml(f.replace(/\.ya?ml$/i, ''), readFileSync(file, 'utf8'), file);
+    });
 }

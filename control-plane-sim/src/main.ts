@@ -3,7 +3,7 @@ import { existsSync, readFileSync, watch } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { createAdmin, currentResources, type AdminState } from './admin';
-import { readConfigDirectory } from './config-files';
+import { ConfigFileError, readConfigDirectory } from './config-files';
 import { ManagementServer } from './management-server';
 
 interface Options {
@@ -17,6 +17,9 @@ interface Options {
 }
 
 const USAGE = `usage: ratelimit-control-plane-sim [flags]
+A development xDS management server: serves the rate limit configuration files of a directory
+as RateLimitConfig resources over ADS, with an HTTP admin API and page to watch and disturb it.
+
   -config_dir DIR     rate limit configuration files (the service's YAML format), watched
   -host HOST          listen address (default 127.0.0.1)
   -port N             ADS port (default 18000)
@@ -24,6 +27,7 @@ const USAGE = `usage: ratelimit-control-plane-sim [flags]
   -tls_cert FILE      serve TLS with this certificate chain ...
   -tls_key FILE       ... and this key
   -client_ca FILE     require client certificates signed by this CA (mutual TLS)
+  -h, --help          print this and exit
 Each flag can also be given as an environment variable: SIM_CONFIG_DIR, SIM_PORT ...
 `;
 
@@ -96,7 +100,13 @@ export async function runSimulator(
       state.directory = readConfigDirectory(options.configDir);
       server.setResources(currentResources(state));
     } catch (err: unknown) {
-      log(`cannot read ${options.configDir}: ${err instanceof Error ? err.message : String(err)}`);
+      // A bad file names itself, its line and column; nothing of the directory is published.
+      if (err instanceof ConfigFileError)
+        log(`refused ${err.message}; the previous version keeps being served`);
+      else
+        log(
+          `cannot read ${options.configDir}: ${err instanceof Error ? err.message : String(err)}`,
+        );
     }
   };
   reload();
@@ -129,9 +139,16 @@ export async function runSimulator(
   };
 }
 
-/** The command line: runs until SIGTERM or SIGINT. */
-export function main(): void {
-  runSimulator(process.argv.slice(2)).then(
+/** The arguments that ask for usage, as Go's flag package reads them. */
+const HELP = new Set(['-h', '-help', '--help']);
+
+/** The command line: runs until SIGTERM or SIGINT; -h or --help prints the usage. */
+export function main(argv: readonly string[] = process.argv.slice(2)): void {
+  if (argv.some((arg) => HELP.has(arg))) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  runSimulator(argv).then(
     (sim) => {
       const stop = (): void => {
         sim.stop().then(

@@ -102,11 +102,18 @@ function shouldRateLimit(
   });
 }
 
+const TOOL = {
+  command: 'ratelimit-client',
+  about:
+    'Makes one ShouldRateLimit call to a rate limit service and prints the answer: a line per descriptor, or JSON with -json. Exits 0 (1 with -exit_code when OVER_LIMIT, or when the call fails; 2 for wrong flags).',
+  flags: FLAGS,
+};
+
 /**
  * Runs the client; resolves with the exit code: 1 when the call fails (or, with -exit_code,
  * when the answer is OVER_LIMIT), 2 for wrong flags.
  */
-export const runClient = commandLineTool('ratelimit-client', FLAGS, async (flags, out, err) => {
+export const runClient = commandLineTool(TOOL, async (flags, out, err) => {
   const one = (name: string): string => flags.get(name)?.[0] ?? '';
   const hitsAddend = Number(one('hits_addend'));
   if (!Number.isInteger(hitsAddend) || hitsAddend < 0) {

@@ -77,13 +77,14 @@ export function flagIsTrue(flags: Flags, name: string): boolean {
   return parseGoBool(flags.get(name)?.[0] ?? 'false') === true;
 }
 
-/** Usage text listing every flag. */
-export function usage(command: string, specs: readonly FlagSpec[]): string {
+/** Usage text: what the command does, then every flag. */
+export function usage(command: string, specs: readonly FlagSpec[], about = ''): string {
   const lines = specs.map(
     (s) =>
       `  -${s.name}${s.isBoolean === true ? '' : ' value'}\n      ${s.help}${s.defaultValue === undefined ? '' : ` (default ${JSON.stringify(s.defaultValue)})`}`,
   );
-  return `usage: ${command} [flags]\n${lines.join('\n')}\n`;
+  const intro = about === '' ? '' : `${about}\n\n`;
+  return `usage: ${command} [flags]\n${intro}${lines.join('\n')}\n  -h, --help\n      print this and exit\n`;
 }
 
 /** A command-line tool: takes argv and the output streams, resolves with the exit code. */
@@ -93,13 +94,30 @@ export type CommandLineTool = (
   err: NodeJS.WritableStream,
 ) => Promise<number>;
 
-/** A tool that parses its flags first: wrong ones are explained with the usage and exit 2. */
+/** The arguments that ask for usage, as Go's flag package reads them. */
+const HELP = new Set(['-h', '-help', '--help']);
+
+/** What a tool is called, what it does (for its usage) and the flags it takes. */
+export interface ToolSpec {
+  readonly command: string;
+  readonly about: string;
+  readonly flags: readonly FlagSpec[];
+}
+
+/**
+ * A tool that parses its flags first: -h or --help prints the usage and exits 0; wrong flags
+ * are explained with the usage and exit 2.
+ */
 export function commandLineTool(
-  command: string,
-  specs: readonly FlagSpec[],
+  tool: ToolSpec,
   run: (flags: Flags, out: NodeJS.WritableStream, err: NodeJS.WritableStream) => Promise<number>,
 ): CommandLineTool {
+  const { command, about, flags: specs } = tool;
   return async (argv, out, err) => {
+    if (argv.some((arg) => HELP.has(arg))) {
+      out.write(usage(command, specs, about));
+      return 0;
+    }
     const flags = parseFlags(argv, specs);
     if (flags instanceof FlagError) {
       err.write(`${flags.message}\n${usage(command, specs)}`);

@@ -74,9 +74,9 @@ export class Supervisor {
     if (serveMetrics !== undefined) {
       const listener = await serveMetrics(() => this.scrape());
       this.metricsListener = listener;
-      logger.warn('serving metrics of all workers', { metrics: listener.address });
+      logger.info('serving metrics of all workers', { metrics: listener.address });
     }
-    logger.warn('workers listening', { workers });
+    logger.info('workers listening', { workers });
   }
 
   private fork(index: number): Promise<void> {

@@ -9,13 +9,25 @@ export interface ComponentHealth {
   readonly isHealthy: boolean;
   /** Milliseconds since the epoch: when it last changed, or when the service started. */
   readonly sinceMs: number;
+  /**
+   * Whether it decides the overall health. Every component is followed either way, so the
+   * status page can say the configuration is missing or the backend unreachable even when
+   * the settings keep those out of health (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED,
+   * REDIS_HEALTH_CHECK_ACTIVE_CONNECTION).
+   */
+  readonly affectsHealth: boolean;
 }
-
 /** One backend instance's circuit breaker (BACKEND_FAILURE_*) and when it last changed. */
 export interface BreakerHealth {
   readonly instance: string;
   readonly state: string;
   readonly sinceMs: number;
+}
+
+/** What health needs of the counter store: whether it is connected, and each change. */
+export interface BackendConnection {
+  isConnected(): boolean;
+  onConnectionChange(listener: (isConnected: boolean) => void): void;
 }
 
 /** Overall health and each component, for the debug listener's /health. */
@@ -27,8 +39,9 @@ export interface HealthReport {
 }
 
 /**
- * Healthy only when every enabled component is healthy.
- * The backend starts healthy, the configuration (when enabled) unhealthy, sigterm healthy.
+ * Healthy only when every component that affects health is healthy: the configuration when required, the backend when so configured, and the
+ * termination signal always. The backend starts healthy, the configuration unhealthy (none is
+ * loaded yet), sigterm healthy.
  */
 export class HealthState {
   private readonly components = new Map<HealthComponent, ComponentHealth>();
@@ -41,38 +54,55 @@ export class HealthState {
   private readonly nowMs: () => number;
 
   constructor(options: {
+    /** A configuration with a domain is needed (HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED). */
     readonly requireConfig: boolean;
     readonly nowMs?: () => number;
+    /**
+     * The backend connection counts (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION); by default it does,
+     * for callers that only report it when it should.
+     */
+    readonly backendAffectsHealth?: boolean;
     /** A breaker that is not closed makes the service unhealthy (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION). */
     readonly breakerAffectsHealth?: boolean;
   }) {
     this.nowMs = options.nowMs ?? Date.now;
     this.isBreakerHealth = options.breakerAffectsHealth ?? false;
     const start = this.nowMs();
-    const add = (name: HealthComponent, isHealthy: boolean): void => {
-      this.components.set(name, { name, isHealthy, sinceMs: start });
+    const add = (name: HealthComponent, isHealthy: boolean, affectsHealth: boolean): void => {
+      this.components.set(name, { name, isHealthy, sinceMs: start, affectsHealth });
     };
-    add('backend', true);
-    if (options.requireConfig) add('config', false);
-    add('sigterm', true);
+    add('backend', true, options.backendAffectsHealth ?? true);
+    add('config', false, options.requireConfig);
+    add('sigterm', true, true);
     this.lastHealthy = this.isHealthy();
     this.lastChangeMs = start;
   }
 
   isHealthy(): boolean {
-    for (const component of this.components.values()) if (!component.isHealthy) return false;
+    for (const c of this.components.values()) if (c.affectsHealth && !c.isHealthy) return false;
     if (this.isBreakerHealth)
       for (const breaker of this.breakers.values()) if (breaker.state !== 'closed') return false;
     return true;
   }
 
-  /** Sets a component; components not enabled at construction are ignored. */
+  /** Sets a component; it changes the overall health only if it affects health. */
   set(name: HealthComponent, isHealthy: boolean): void {
     const before = this.components.get(name);
     if (before === undefined || before.isHealthy === isHealthy) return;
     const nowMs = this.nowMs();
-    this.components.set(name, { name, isHealthy, sinceMs: nowMs });
+    this.components.set(name, { ...before, isHealthy, sinceMs: nowMs });
     this.changed(nowMs);
+  }
+
+  /**
+   * Follows the backend's connection whatever the settings, so the status page can say it is
+   * unreachable even when REDIS_HEALTH_CHECK_ACTIVE_CONNECTION keeps it out of health.
+   */
+  followBackend(backend: BackendConnection): void {
+    this.set('backend', backend.isConnected());
+    backend.onConnectionChange((isConnected) => {
+      this.set('backend', isConnected);
+    });
   }
 
   /** Records a backend instance's breaker state; it counts for health only when configured so. */
@@ -92,12 +122,14 @@ export class HealthState {
   }
 
   /**
-   * Each component's state, and each breaker's as `breaker.<instance>`, for logs and the debug
-   * listener's /healthcheck/components.
+   * The state of each component that affects health, and each breaker's as
+   * `breaker.<instance>`, for logs and the debug listener's /healthcheck/components.
    */
   describe(): Readonly<Record<string, boolean | string>> {
     const out: Record<string, boolean | string> = Object.fromEntries(
-      [...this.components].map(([name, c]) => [name, c.isHealthy]),
+      [...this.components.values()]
+        .filter((c) => c.affectsHealth)
+        .map((c) => [c.name, c.isHealthy]),
     );
     for (const [instance, breaker] of this.breakers) out[`breaker.${instance}`] = breaker.state;
     return out;

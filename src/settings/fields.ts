@@ -8,6 +8,8 @@ export type FieldResult<T> = { ok: true; value: T } | { ok: false; accepted: str
 /** How one setting is read: its default and a parser for a non-empty value. */
 export interface FieldSpec<T> {
   readonly defaultValue: T;
+  /** The default as an operator writes it, where that differs from the value (a duration). */
+  readonly defaultText?: string;
   /** Human description of the accepted values, used in error messages. */
   readonly accepted: string;
   parse(text: string): FieldResult<T>;
@@ -100,6 +102,7 @@ export function duration(defaultText: string): FieldSpec<number> {
   if (defaultValue === undefined) throw new Error(`bad default duration ${defaultText}`);
   return {
     defaultValue,
+    defaultText,
     accepted,
     parse: (text) => {
       const value = parseGoDurationMs(text);

@@ -1,8 +1,8 @@
 // A throwaway certificate authority and certificates for TLS tests, made with openssl.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { runProgram } from './programs';
 
 export interface Certificates {
   readonly dir: string;
@@ -25,7 +25,8 @@ export interface Certificates {
 }
 
 function openssl(dir: string, args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  const run = runProgram('openssl', args, { cwd: dir });
+  if (run.status !== 0) throw new Error(`openssl ${args.join(' ')} failed:\n${run.stderr}`);
 }
 
 function issue(dir: string, name: string, subject: string, san: string, ca: string): void {

@@ -1,5 +1,6 @@
 // Ending a child process the tests started: by its id, and waiting until it has exited.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { missingProgram } from './programs';
 
 /** SIGKILLs `child` unless it has already exited, and resolves once it has. */
 export async function killAndWait(child: ChildProcess | undefined): Promise<void> {
@@ -39,9 +40,7 @@ export async function spawnServer(
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', (err) => {
-      reject(
-        new Error(`cannot start ${command} (is it installed? .ci/run installs it): ${err.message}`),
-      );
+      reject(missingProgram(command, err.message));
     });
   });
   return { child, output: () => output, closed };

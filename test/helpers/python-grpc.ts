@@ -1,6 +1,7 @@
 // Calls the built service from Debian's python3-grpcio (gRPC's C core), a client this project
 // did not write: bytes in and bytes out, so no generated code, over plaintext or (mutual) TLS.
 import { spawnSync } from 'node:child_process';
+import { missingPythonModule } from './programs';
 
 /** Debian's python3 is the one with python3-grpcio, whatever else is first on PATH. */
 const DEBIAN_PYTHON = '/usr/bin/python3';
@@ -71,7 +72,11 @@ export function pythonCalls(
     ],
     { encoding: 'utf8', timeout: 20_000 },
   );
-  if (run.status !== 0) throw new Error(`python3 exited ${String(run.status)}: ${run.stderr}`);
+  if (run.error !== undefined) throw new Error(`cannot run ${DEBIAN_PYTHON}: ${run.error.message}`);
+  if (run.status !== 0)
+    throw new Error(
+      missingPythonModule(run.stderr) ?? `python3 exited ${String(run.status)}: ${run.stderr}`,
+    );
   return run.stdout
     .trim()
     .split('\n')

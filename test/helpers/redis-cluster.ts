@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import type { Certificates } from './certs';
 import { eventually } from './eventually';
+import { missingProgram } from './programs';
 import { RedisNode } from './redis-node';
 
 export interface RedisClusterOptions {
@@ -66,6 +67,8 @@ export class RedisCluster {
       await cluster.waitUntilHealthy();
     } catch (err: unknown) {
       await cluster.destroy();
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        throw missingProgram('redis-cli', 'not found on PATH');
       throw err;
     }
     return cluster;

@@ -9,6 +9,7 @@ import type { NodeOptions } from '../../src/store/redis/credentials';
 import type { Certificates } from './certs';
 import { eventually } from './eventually';
 import { unusedPort } from './ports';
+import { missingProgram } from './programs';
 
 export interface RedisNodeOptions {
   /** The directory the node writes to (nodes.conf, sentinel.conf). */
@@ -141,7 +142,7 @@ export class RedisNode {
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err) => {
-        reject(new Error(`cannot start redis-server (.ci/run installs it): ${err.message}`));
+        reject(missingProgram('redis-server', err.message));
       });
     });
     return eventually(

@@ -109,7 +109,7 @@ export class ServiceProcess {
     const known = this.known[name] ?? loggedPorts(this.errors)[name];
     if (known === undefined) {
       throw new Error(
-        `the service has not logged its ${name} port yet (its "listening" line, at warning level)`,
+        `the service has not logged its ${name} port yet (its "listening" line, at info level: LOG_LEVEL=info)`,
       );
     }
     this.known[name] = known;

@@ -33,7 +33,7 @@ describe('ratelimit-client', () => {
   beforeAll(async () => {
     runtime = new RuntimeDir({
       'c.yaml':
-        'domain: cli\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        rate_limit: { unit: hour, requests_per_unit: 10 }\n  - key: one\n    rate_limit: { unit: hour, requests_per_unit: 1 }\n',
+        'domain: cli\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        rate_limit: { unit: hour, requests_per_unit: 10 }\n  - key: one\n    rate_limit: { unit: hour, requests_per_unit: 1 }\n  - key: zero\n    rate_limit: { unit: second, requests_per_unit: 0 }\n',
     });
     service = await ServiceProcess.start({ env: { ...runtime.env(), BACKEND_TYPE: 'memory' } });
   });
@@ -89,6 +89,18 @@ describe('ratelimit-client', () => {
     expect(scripted.stdout).toMatch(
       /^overall: OVER_LIMIT\n {2}one=z: OVER_LIMIT, 0 of 1 per hour left/,
     );
+  });
+
+  it('prints a limit of 0 as blocked, not as a count left of nothing', async () => {
+    const result = await run(BIN.client, [
+      ...['-dial_string', `127.0.0.1:${service.ports.grpc}`, '-domain', 'cli'],
+      ...['-descriptors', 'zero=z'],
+    ]);
+    expect(result).toEqual({
+      code: 0,
+      stdout: 'overall: OVER_LIMIT\n  zero=z: OVER_LIMIT, blocked: requests_per_unit 0\n',
+      stderr: '',
+    });
   });
 
   it('refuses a per-descriptor hits_addend that is not a whole number', async () => {
@@ -182,6 +194,11 @@ describe('ratelimit-client over mutual TLS', () => {
 });
 
 describe('ratelimit-config-check', () => {
+  const cleanups: (() => void)[] = [];
+  afterAll(() => {
+    for (const cleanup of cleanups) cleanup();
+  });
+
   it('prints the domains of a valid directory and exits 0', async () => {
     const result = await run(BIN.configCheck, ['-config_dir', path.join(FIXTURES, 'good')]);
     expect(result.code).toBe(0);
@@ -207,14 +224,16 @@ describe('ratelimit-config-check', () => {
     const result = await run(BIN.configCheck, ['-config_dir', dir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+      `warning: ${dir}/notes.txt: not a .yaml or .yml file, so the service does not read it\n` +
+        `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
         `configuration refused: ${dir}/top.yaml: duplicate domain 'top' in config file\n` +
         '2 problems found; the configuration would be refused\n',
     );
     const ignoring = await run(BIN.configCheck, ['-config_dir', dir, '-ignore_dot_files']);
     expect(ignoring.code).toBe(1);
     expect(ignoring.stderr).toBe(
-      `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+      `warning: ${dir}/notes.txt: not a .yaml or .yml file, so the service does not read it\n` +
+        `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
         '1 problem found; the configuration would be refused\n',
     );
   });
@@ -252,6 +271,48 @@ describe('ratelimit-config-check', () => {
     expect(result.stderr).toMatch(/^give -config_dir or -config_file \(one of them\)\n/);
     const both = await run(BIN.configCheck, ['-config_dir', FIXTURES, '-config_file', 'x.yaml']);
     expect(both.code).toBe(2);
+  });
+
+  it('warns of a limit without requests_per_unit, a misplaced key and files it would not read; -strict fails on them', async () => {
+    const runtime = new RuntimeDir({
+      'w.yaml':
+        'domain: w\ndescriptors:\n  - key: k\n    rate_limit: { unit: minute }\n  - key: j\n    unit: minute\n    rate_limits:\n      - { unit: hour }\n',
+      'notes.txt': 'not a rule file',
+    });
+    cleanups.push(() => {
+      runtime.destroy();
+    });
+    const dir = runtime.configDir;
+    const warnings =
+      `warning: ${dir}/w.yaml: key 'unit' has no meaning in a descriptor and is ignored (line 6, column 5)\n` +
+      `warning: ${dir}/notes.txt: not a .yaml or .yml file, so the service does not read it\n` +
+      `warning: ${dir}/w.yaml: descriptors[0].rate_limit has no requests_per_unit, so its limit is 0 and it refuses every request; write requests_per_unit: 0 if that is meant (line 4, column 17)\n` +
+      `warning: ${dir}/w.yaml: descriptors[1].rate_limits[0] has no requests_per_unit, so its limit is 0 and it refuses every request; write requests_per_unit: 0 if that is meant (line 8, column 9)\n`;
+    expect(await run(BIN.configCheck, ['-config_dir', dir])).toEqual({
+      code: 0,
+      stdout: `checked 1 file in ${dir}: all rate limit configs ok (4 warnings above)\ndomain: w\n`,
+      stderr: warnings,
+    });
+    expect(await run(BIN.configCheck, ['-config_dir', dir, '-strict'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `${warnings}4 warnings found; -strict counts them as problems\n`,
+    });
+  });
+
+  it('warns of a directory holding no YAML file, which -strict refuses', async () => {
+    const runtime = new RuntimeDir({});
+    cleanups.push(() => {
+      runtime.destroy();
+    });
+    const dir = runtime.configDir;
+    const warning = `warning: ${dir}: no .yaml or .yml file, so the service would load no rule and limit nothing\n`;
+    expect(await run(BIN.configCheck, ['-config_dir', dir])).toEqual({
+      code: 0,
+      stdout: `checked 0 files in ${dir}: all rate limit configs ok (1 warning above)\n`,
+      stderr: warning,
+    });
+    expect((await run(BIN.configCheck, ['-config_dir', dir, '-strict'])).code).toBe(1);
   });
 
   it('reports a missing directory', async () => {

@@ -1,10 +1,10 @@
 // The built service as users meet it: called by clients this project did not write. Debian's
 // python3-grpcio (gRPC's C core) makes unary calls and reads statuses; h2load (nghttp2) sends a
 // burst of gRPC requests over several HTTP/2 connections, each counted exactly once.
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadPackageDefinition } from '../../src/lib/proto';
+import { runProgram } from '../helpers/programs';
 import { pythonCalls, type PythonAnswer } from '../helpers/python-grpc';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
@@ -92,7 +92,7 @@ it('counts every request of an h2load burst once, over several HTTP/2 connection
   frame.writeUInt32BE(message.length, 1);
   const body = path.join(runtime.base, 'rls-request.bin');
   writeFileSync(body, frame);
-  const run = spawnSync(
+  const run = runProgram(
     'h2load',
     [
       '-n',
@@ -109,7 +109,7 @@ it('counts every request of an h2load burst once, over several HTTP/2 connection
       'te: trailers',
       `http://127.0.0.1:${service.ports.grpc}${RLS_PATH}`,
     ],
-    { encoding: 'utf8', timeout: 30_000 },
+    { timeout: 30_000 },
   );
   expect(run.status).toBe(0);
   expect(run.stdout).toMatch(/requests: 300 total, 300 started, 300 done, 300 succeeded, 0 failed/);

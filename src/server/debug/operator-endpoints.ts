@@ -41,6 +41,7 @@ function health(sources: DebugSources): Endpoint {
           name: c.name,
           healthy: c.isHealthy,
           since: isoTime(c.sinceMs),
+          affectsHealth: c.affectsHealth,
         })),
         breakers: report.breakers.map((b) => ({
           instance: b.instance,

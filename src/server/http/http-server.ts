@@ -1,4 +1,4 @@
-// The HTTP front end (express): POST /json and /healthcheck.
+// The HTTP front end (express): POST /json, /healthcheck (readiness) and /livez (liveness).
 import type http from 'node:http';
 import { describeError } from '../../lib/errors';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -37,7 +37,7 @@ export function createHttpHandler(options: HttpAppOptions): http.RequestListener
   });
 }
 
-/** The express application: /healthcheck, /json, and error answers. */
+/** The express application: /healthcheck, /livez, /json, and error answers. */
 function createHttpApp(options: HttpAppOptions, answering: JsonAnswering): express.Express {
   const { health, lastResort } = options;
   const app = express();
@@ -49,6 +49,12 @@ function createHttpApp(options: HttpAppOptions, answering: JsonAnswering): expre
   app.all('/healthcheck', (_req, res) => {
     if (health.isHealthy()) res.status(200).type('text/plain').send('OK');
     else res.status(500).type('text/plain').send('unhealthy');
+  });
+
+  // Liveness, apart from health: 200 whenever the process answers, so a probe restarts a stuck
+  // process but not one whose backend or configuration is missing (readiness is /healthcheck).
+  app.all('/livez', (_req, res) => {
+    res.status(200).type('text/plain').send('OK');
   });
 
   // Callers such as Lua scripts and curl often send no content type; read any body as text.

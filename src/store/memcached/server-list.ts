@@ -108,7 +108,7 @@ export class ServerList {
         const byAddress = new Map(old.pools.map((p) => [p.address, p]));
         this.set = this.build(addresses, byAddress);
         this.retire(old.pools.filter((p) => !addresses.includes(p.address)));
-        this.options.logger.warn('memcached servers changed', {
+        this.options.logger.info('memcached servers changed', {
           srv,
           servers: addresses.join(','),
         });

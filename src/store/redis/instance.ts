@@ -147,7 +147,7 @@ export class Instance {
         describeInstance(settings),
       );
     }
-    deps.logger.warn('connecting to redis', {
+    deps.logger.info('connecting to redis', {
       target: describeInstance(settings),
       perSecond: settings.settingPrefix === 'REDIS_PERSECOND_',
     });

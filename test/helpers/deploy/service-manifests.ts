@@ -28,9 +28,19 @@ export interface InstallExpectations {
   readonly image: string;
 }
 
-function expectHealthProbe(probe: Probe | undefined, httpPort: number, what: string): void {
+/**
+ * A probe on the HTTP listener's `path`: readiness asks /healthcheck (health, which a missing
+ * configuration or an unreachable backend fails), liveness and start-up ask /livez (the process
+ * answers), so a backend outage makes pods unready and never restarts them.
+ */
+function expectHttpProbe(
+  probe: Probe | undefined,
+  httpPort: number,
+  what: string,
+  path: '/healthcheck' | '/livez',
+): void {
   if (probe === undefined) throw new Error(`${what} is missing`);
-  expect([what, probe.httpGet?.path]).toEqual([what, '/healthcheck']);
+  expect([what, probe.httpGet?.path]).toEqual([what, path]);
   const port = probe.httpGet?.port;
   expect([what, port === 'http' || port === httpPort]).toEqual([what, true]);
 }
@@ -79,9 +89,12 @@ export function expectServiceInstall(
     expect(portOf(c, 'metrics')).toBe(
       Number((env.get('PROMETHEUS_ADDR') ?? ':9090').split(':').pop()),
     );
-  expectHealthProbe(c.readinessProbe, httpPort, 'readinessProbe');
-  expectHealthProbe(c.livenessProbe, httpPort, 'livenessProbe');
-  if (c.startupProbe !== undefined) expectHealthProbe(c.startupProbe, httpPort, 'startupProbe');
+  expectHttpProbe(c.readinessProbe, httpPort, 'readinessProbe', '/healthcheck');
+  expectHttpProbe(c.livenessProbe, httpPort, 'livenessProbe', '/livez');
+  if (c.startupProbe !== undefined)
+    expectHttpProbe(c.startupProbe, httpPort, 'startupProbe', '/livez');
+  // A pod whose every rule was refused must not be ready.
+  expect(env.get('HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED')).toBe('true');
 
   // The image's user and filesystem: non-root, nothing written.
   expect(c.securityContext?.readOnlyRootFilesystem).toBe(true);

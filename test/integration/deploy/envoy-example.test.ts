@@ -134,6 +134,18 @@ describe('examples/envoy', () => {
     );
   });
 
+  test('the front listener takes the client address from the connection, not from the client', () => {
+    const [front] = connectionManagers();
+    expect(front?.stat_prefix).toBe('front');
+    // Otherwise a client chooses its own remote_address through X-Forwarded-For.
+    expect(front?.use_remote_address).toBe(true);
+    expect(front?.xff_num_trusted_hops).toBe(0);
+    expect(descriptorKeyLists()).toContainEqual(['remote_address']);
+    expect(readFileSync(path.join(EXAMPLE, 'envoy.yaml'), 'utf8')).toMatch(
+      /set xff_num_trusted_hops: N/,
+    );
+  });
+
   test('the rule file passes ratelimit-config-check and serves every descriptor Envoy sends', () => {
     const check = configCheckDirectory(RULES_DIR);
     expect(check.output).not.toMatch(/error/i);

@@ -1,6 +1,5 @@
 // The README's install sections: every command names files that exist and values or settings
 // the chart and the service accept; with a helm binary the Helm commands are rendered too.
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -17,11 +16,11 @@ import {
 import { parseManifests } from '../../helpers/deploy/kubernetes-objects';
 import { applySet, commands, section } from '../../helpers/deploy/readme-commands';
 import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
+import { runProgram } from '../../helpers/programs';
 import { unreadNames } from '../../helpers/deploy/settings-names';
 
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const VERSION = PACKAGE.version;
-const HAS_HELM = spawnSync('helm', ['version', '--short'], { timeout: 10_000 }).status === 0;
 
 /** The values a `helm install NAME CHART [-f file] [--set ...]` command installs with. */
 function helmValues(words: readonly string[]): Values {
@@ -54,19 +53,16 @@ describe('README install sections', () => {
       const redis = values.redis as { type: string };
       modes.add(config.type === 'xds' ? 'xds' : `redis ${redis.type}`);
 
-      if (HAS_HELM) {
-        const run = spawnSync('helm', ['template', ...words.slice(2)], {
-          cwd: ROOT,
-          encoding: 'utf8',
-          timeout: 60_000,
-        });
-        expect([run.status, run.stderr]).toEqual([0, '']);
-        expectServiceInstall(parseManifests(run.stdout, words.join(' ')), {
-          deployment: words[2]!,
-          service: words[2]!,
-          image: `ratelimit-ts:${VERSION}`,
-        });
-      }
+      const run = runProgram('helm', ['template', ...words.slice(2)], {
+        cwd: ROOT,
+        timeout: 60_000,
+      });
+      expect([run.status, run.stderr]).toEqual([0, '']);
+      expectServiceInstall(parseManifests(run.stdout, words.join(' ')), {
+        deployment: words[2]!,
+        service: words[2]!,
+        image: `ratelimit-ts:${VERSION}`,
+      });
     }
     expect([...modes].sort()).toEqual(['redis cluster', 'redis sentinel', 'redis single', 'xds']);
   });

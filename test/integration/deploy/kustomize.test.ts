@@ -15,21 +15,20 @@ import {
   type KubeObject,
 } from '../../helpers/deploy/kubernetes-objects';
 import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
+import { restrictedProblems } from '../../helpers/deploy/pod-security';
+import { runProgram } from '../../helpers/programs';
 
 const KUSTOMIZE_DIR = path.join(ROOT, 'deploy', 'kubernetes');
 const VERSION = PACKAGE.version;
 const IMAGE = `ratelimit-ts:${VERSION}`;
+/** The label the Sentinel overlay puts on everything it renders: it is a demo. */
+const DEMO_LABEL = 'ratelimit-ts/demo';
 
 /** `kubectl kustomize DIR`; .ci/run installs Debian's kubectl where it is missing. */
 function kustomize(dir: string): KubeObject[] {
-  const run = spawnSync('kubectl', ['kustomize', path.join(KUSTOMIZE_DIR, dir)], {
-    encoding: 'utf8',
+  const run = runProgram('kubectl', ['kustomize', path.join(KUSTOMIZE_DIR, dir)], {
     timeout: 60_000,
   });
-  if (run.error !== undefined)
-    throw new Error(
-      `kubectl kustomize could not run (${run.error.message}): install kubectl (Debian: kubernetes-client)`,
-    );
   if (run.status !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${run.stderr}`);
   return parseManifests(run.stdout, dir);
 }
@@ -111,6 +110,46 @@ describe('Kustomize (deploy/kubernetes)', () => {
     const script = (sentinel.args ?? []).join('\n');
     expect(script).toContain(`sentinel monitor ${master} redis ${servicePort(objects, 'redis')} 1`);
     expect(script).toContain(`port ${servicePort(objects, 'redis-sentinel')}`);
+  });
+
+  test.each([['base'], ['overlays/xds'], ['overlays/redis-sentinel']])(
+    '%s: every pod passes the "restricted" pod security level',
+    (dir) => {
+      const objects = kustomize(dir);
+      expect(objects.filter((o) => o.kind === 'Deployment').length).toBeGreaterThanOrEqual(2);
+      expect(restrictedProblems(objects)).toEqual([]);
+    },
+  );
+
+  test('the restricted check refuses what the admission controller would', () => {
+    const [redis] = parseManifests(
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: r}\nspec:\n  template:\n    spec:\n      securityContext: {runAsUser: 0}\n      volumes: [{name: h, hostPath: {path: /}}]\n      containers: [{name: c, securityContext: {capabilities: {add: [SYS_ADMIN]}}}]\n',
+      'r',
+    );
+    expect(restrictedProblems([redis!])).toEqual([
+      'Deployment/r: volume h: type hostPath is not allowed',
+      'Deployment/r: container c: allowPrivilegeEscalation is not false',
+      'Deployment/r: container c: capabilities do not drop ALL',
+      'Deployment/r: container c: capabilities add SYS_ADMIN',
+      'Deployment/r: container c: runAsNonRoot is not true',
+      'Deployment/r: container c: runAsUser is 0',
+      'Deployment/r: container c: seccompProfile is not RuntimeDefault (or Localhost)',
+    ]);
+  });
+
+  test('overlays/redis-sentinel says it is a demo, in its README and on every object', () => {
+    const objects = kustomize('overlays/redis-sentinel');
+    for (const o of objects)
+      expect([
+        `${o.kind}/${o.metadata.name}`,
+        (o.metadata.labels as Record<string, string> | undefined)?.[DEMO_LABEL],
+      ]).toEqual([`${o.kind}/${o.metadata.name}`, 'one-sentinel-no-replica']);
+    const readme = readFileSync(
+      path.join(KUSTOMIZE_DIR, 'overlays', 'redis-sentinel', 'README.md'),
+      'utf8',
+    );
+    expect(readme).toMatch(/demo/i);
+    expect(readme).toMatch(/quorum 1/);
   });
 
   test('the validation refuses what the API server would', () => {

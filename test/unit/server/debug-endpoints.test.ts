@@ -226,7 +226,14 @@ describe('GET /health', () => {
       healthy: false,
       since: new Date(NOW_MS + 1000).toISOString(),
       components: [
-        { name: 'backend', healthy: false, since: new Date(NOW_MS + 1000).toISOString() },
+        {
+          name: 'backend',
+          healthy: false,
+          since: new Date(NOW_MS + 1000).toISOString(),
+          affectsHealth: true,
+        },
+        // Followed though HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED is off, for the status page.
+        { name: 'config', healthy: false, affectsHealth: false },
         { name: 'sigterm', healthy: true, since: new Date(NOW_MS).toISOString() },
       ],
     });

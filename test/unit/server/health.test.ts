@@ -34,9 +34,9 @@ it('reports when each component and the whole last changed', () => {
     isHealthy: true,
     sinceMs: 2000,
     components: [
-      { name: 'backend', isHealthy: true, sinceMs: 1000 },
-      { name: 'config', isHealthy: true, sinceMs: 2000 },
-      { name: 'sigterm', isHealthy: true, sinceMs: 1000 },
+      { name: 'backend', isHealthy: true, sinceMs: 1000, affectsHealth: true },
+      { name: 'config', isHealthy: true, sinceMs: 2000, affectsHealth: true },
+      { name: 'sigterm', isHealthy: true, sinceMs: 1000, affectsHealth: true },
     ],
     breakers: [],
   });
@@ -47,6 +47,28 @@ it('reports when each component and the whole last changed', () => {
     sinceMs: 4000,
     components: [{ name: 'backend', isHealthy: false, sinceMs: 4000 }, {}, {}],
   });
+});
+
+it('follows the configuration and the backend even when they do not decide health', () => {
+  let now = 1000;
+  const health = new HealthState({
+    requireConfig: false,
+    backendAffectsHealth: false,
+    nowMs: () => now,
+  });
+  const changes: boolean[] = [];
+  health.onChange((h) => changes.push(h));
+  now = 2000;
+  health.set('backend', false);
+  expect(health.isHealthy()).toBe(true);
+  expect(changes).toEqual([]);
+  expect(health.report().components).toEqual([
+    { name: 'backend', isHealthy: false, sinceMs: 2000, affectsHealth: false },
+    { name: 'config', isHealthy: false, sinceMs: 1000, affectsHealth: false },
+    { name: 'sigterm', isHealthy: true, sinceMs: 1000, affectsHealth: true },
+  ]);
+  // /healthcheck/components lists what decides health, as before.
+  expect(health.describe()).toEqual({ sigterm: true });
 });
 
 it('reports each breaker with its time, and counts it for health only when configured so', () => {

@@ -1,11 +1,11 @@
-// The README's Redis deployment examples are settings the service accepts, as written.
+// The Redis deployment examples of docs/backends.md are settings the service accepts, as written.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSettings } from '../../../src/settings';
 import { commands, section } from '../../helpers/deploy/readme-commands';
 
-const README = readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
-const examples = commands(section(README, 'Redis deployments'));
+const DOC = readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'backends.md'), 'utf8');
+const examples = commands(section(DOC, 'Redis deployments'));
 
 it('has a copy-paste example for each kind, TLS and IAM', () => {
   const types = examples.map((words) => words.find((w) => w.startsWith('REDIS_TYPE=')) ?? '');
