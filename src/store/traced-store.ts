@@ -1,5 +1,5 @@
 // A CounterStore wrapper that puts a CLIENT span around each round trip to the backend, for
-// every algorithm's calls.
+// every algorithm's calls; createStore adds it when it is given a tracer.
 import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import {
   ATTR_DB_OPERATION_BATCH_SIZE,
@@ -13,7 +13,7 @@ import type {
   CounterStore,
   SlidingWindowChange,
   TokenBucketChange,
-} from '../store';
+} from './counter-store';
 
 /** The db.system.name of each backend; the in-process store is no database and has none. */
 const DB_SYSTEM: Readonly<Record<CounterStore['backend'], string | undefined>> = {
