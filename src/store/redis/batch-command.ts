@@ -60,6 +60,10 @@ export function encodePlain(command: CounterCommand): string {
  * comes from the client: the connection closed (the queue was flushed), the stream was not
  * writable, or the timeout fired; then the whole batch fails at once. After a timeout the
  * command still takes its late replies, so the queue stays in step.
+ *
+ * The client's command queue and reply dispatch are ioredis internals: package.json pins the
+ * version this was written against, and test/contract/redis/ioredis-behaviour.test.ts names
+ * each behaviour relied on, so an upgrade that changes one fails there.
  */
 export class BatchCommand extends Command {
   private replies: Reply[];
