@@ -554,6 +554,19 @@ describe('mogrifiers', () => {
     expect(sink).toMatchObject({ mogrifiers: [{ pattern: 'real' }] });
   });
 
+  it('refuse at start-up a pattern Go would not compile, in its words', () => {
+    expect(
+      problems({
+        USE_DOG_STATSD: 'true',
+        DOG_STATSD_MOGRIFIERS: 'A',
+        DOG_STATSD_MOGRIFIER_A_PATTERN: '^a(?=b)',
+        DOG_STATSD_MOGRIFIER_A_NAME: 'n',
+      }),
+    ).toEqual([
+      'DOG_STATSD_MOGRIFIER_A_PATTERN: "^a(?=b)" is not a valid regular expression (error parsing regexp: invalid or unsupported Perl syntax: `(?=`); patterns are Go\'s (RE2 syntax)',
+    ]);
+  });
+
   it('are validated when DogStatsD is on', () => {
     const found = problems({
       USE_DOG_STATSD: 'true',
@@ -631,7 +644,7 @@ describe('statistics sinks', () => {
       mogrifiers: [
         {
           name: 'RULE',
-          pattern: String.raw`^ratelimit\.service\.rate_limit\.(?<domain>[^.]+)\.(.*)$`,
+          pattern: String.raw`^ratelimit\.service\.rate_limit\.(?P<domain>[^.]+)\.(.*)$`,
           metricName: 'ratelimit.rule',
           tags: { domain: '$1', rest: '$2' },
         },
