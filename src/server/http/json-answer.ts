@@ -85,8 +85,9 @@ export function answerJson(
         span?.end({ httpStatus: 500, grpcStatus, domain, error: err });
         throw err;
       }
+      // The store logs its outages a few lines each; one line per failed call would flood.
       if (kind !== 'request')
-        logger.warn('rate limit request failed', { error: describeError(err) });
+        logger.debug('rate limit request failed', { error: describeError(err) });
       return ended(span, answer, { grpcStatus, domain, error: err });
     });
 }

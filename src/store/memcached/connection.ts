@@ -14,11 +14,17 @@ export interface ConnectionTarget {
   readonly timeoutMs: number;
 }
 
+/**
+ * What failed: the connection (refused, reset, closed: the server is unreachable), the wait for
+ * an answer, the answers' order, or this client, closed at shutdown.
+ */
+export type IoFailure = 'connection' | 'timeout' | 'out-of-step' | 'closed';
+
 /** A failure of the connection itself (refused, reset, timed out), not a server reply. */
 export class MemcachedIoError extends Error {
   constructor(
     message: string,
-    readonly isTimeout: boolean,
+    readonly failure: IoFailure,
     options?: { cause?: unknown },
   ) {
     super(message, options);
@@ -72,7 +78,7 @@ export class MemcachedConnection {
     onError: (err: Error) => void,
   ): void {
     if (this.isClosed) {
-      onError(new MemcachedIoError('the memcached client is closed', false));
+      onError(new MemcachedIoError('the memcached client is closed', 'closed'));
       return;
     }
     const socket = this.socket ?? this.open();
@@ -111,10 +117,10 @@ export class MemcachedConnection {
       if (this.socket === socket) this.receive(data);
     });
     socket.on('error', (err: Error) => {
-      this.fail(socket, new MemcachedIoError(err.message, false, { cause: err }));
+      this.fail(socket, new MemcachedIoError(err.message, 'connection', { cause: err }));
     });
     socket.on('close', () => {
-      this.fail(socket, new MemcachedIoError('the connection closed', false));
+      this.fail(socket, new MemcachedIoError('connection closed', 'connection'));
     });
     return socket;
   }
@@ -145,7 +151,8 @@ export class MemcachedConnection {
   /** Answers out of step with the requests: nothing after this point can be trusted. */
   private outOfStep(reason: string): void {
     this.received = Buffer.alloc(0);
-    if (this.socket !== undefined) this.fail(this.socket, new MemcachedIoError(reason, false));
+    if (this.socket !== undefined)
+      this.fail(this.socket, new MemcachedIoError(reason, 'out-of-step'));
   }
 
   private armTimer(delayMs: number): void {
@@ -165,7 +172,7 @@ export class MemcachedConnection {
     if (this.socket !== undefined) {
       this.fail(
         this.socket,
-        new MemcachedIoError(`no answer within ${this.target.timeoutMs} ms`, true),
+        new MemcachedIoError(`no answer within ${this.target.timeoutMs} ms`, 'timeout'),
       );
     }
   };
@@ -188,7 +195,7 @@ export class MemcachedConnection {
   close(): void {
     this.isClosed = true;
     if (this.socket !== undefined) {
-      this.fail(this.socket, new MemcachedIoError('the memcached client is closed', false));
+      this.fail(this.socket, new MemcachedIoError('the memcached client is closed', 'closed'));
     }
   }
 }

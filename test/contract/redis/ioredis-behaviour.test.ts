@@ -1,8 +1,9 @@
 // What BatchCommand relies on in ioredis beyond its documented API, one test per behaviour, so an
 // upgrade of the pinned version fails here, naming what changed, before the batch path breaks.
-import { Command, Redis } from 'ioredis';
+import { Cluster, Command, Redis } from 'ioredis';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { IOREDIS_REJECTIONS, IOREDIS_TIMEOUT } from '../../../src/store/redis/failures';
 import { eventually } from '../../helpers/eventually';
 import { RedisServer } from '../../helpers/redis-server';
 
@@ -154,6 +155,8 @@ it('rejects at once, before queueing, when the stream is not writable and the of
     probe.send();
     expect(probe.errors.map((e) => e.name)).toEqual(['Error']);
     expect(offline.commandQueue.length).toBe(0);
+    // The sentence failures.ts turns into the operator's words.
+    expect(Object.keys(IOREDIS_REJECTIONS)).toContain(probe.errors[0]?.message);
   } finally {
     offline.disconnect();
   }
@@ -170,4 +173,41 @@ it('rejects every queued command with an error not named ReplyError when the con
   await answered(probe, 1);
   expect(probe.replies).toEqual([]);
   expect(probe.errors.map((e) => e.name)).not.toContain('ReplyError');
+  expect(Object.keys(IOREDIS_REJECTIONS)).toContain(probe.errors[0]?.message);
+});
+
+it('rejects a cluster call with the sentence failures.ts knows while the cluster is not ready', async () => {
+  const cluster = new Cluster([{ host: '127.0.0.1', port: redis.port }], {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    clusterRetryStrategy: () => null,
+  });
+  try {
+    const err = await cluster.get('k').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(Object.keys(IOREDIS_REJECTIONS)).toContain((err as Error).message);
+  } finally {
+    cluster.disconnect();
+  }
+});
+
+it('rejects a call past commandTimeout with the sentence failures.ts reads as a timeout', async () => {
+  const blocker = redis.client();
+  const slow = redis.client({ commandTimeout: 100 });
+  try {
+    await slow.ping();
+    expect(await blocker.call('CLIENT', 'PAUSE', '500', 'WRITE')).toBe('OK');
+    const err = await slow.incr('ioredis_behaviour_slow').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toBe(IOREDIS_TIMEOUT);
+  } finally {
+    await blocker.call('CLIENT', 'UNPAUSE');
+    blocker.disconnect();
+    slow.disconnect();
+  }
 });
