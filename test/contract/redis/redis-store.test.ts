@@ -22,7 +22,7 @@ it('batches concurrent requests within REDIS_PIPELINE_WINDOW and answers each co
   try {
     const key = `window_${run}`;
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => f.store.increment([inc(key)])),
+      Array.from({ length: 50 }, () => Promise.resolve(f.store.increment([inc(key)]))),
     );
     expect(results.map((r) => r[0]).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(
       Array.from({ length: 50 }, (_, i) => i + 1),
