@@ -24,8 +24,8 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * How long one slice of the background sweep may hold the event loop. A count of keys alone
- * is no bound: the same 10,000 keys took 8 to 47 ms here, depending on what else ran.
+ * How long one slice of the background sweep may hold the event loop. A time, not a count of
+ * keys: how long a given number of keys takes varies with what else the process runs.
  */
 const SWEEP_SLICE_MS = 2;
 /** Keys looked at between two reads of the clock during a slice. */

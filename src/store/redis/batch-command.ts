@@ -144,9 +144,10 @@ export class BatchCommand extends Command {
   /**
    * A finished command can stay reachable for a while from objects the young-generation GC
    * treats as live (old-space garbage, the client's internals). Whatever it still points at
-   * then survives every scavenge and is promoted: with the batch's ops, their promises and
-   * each request's state, that was most of the Redis path's GC time. So it lets go of all
-   * of it before delivering. The queue entry stays until the last reply is taken (take()).
+   * then survives every scavenge and is promoted, the batch's ops, their promises and each
+   * request's state with it, which makes the old generation's collections frequent. So it lets
+   * go of all of it before delivering. The queue entry stays until the last reply is taken
+   * (take()).
    */
   private release(): void {
     this.deliver = undefined;
