@@ -1,6 +1,7 @@
 // Import directions of docs/style.md: lib <- config, stats <- provider, store <- engine <- server <- main,
-// and tracing (OpenTelemetry) beside them, wired by main alone: the server and the store know it
-// only as types, so with tracing off nothing of it runs per call.
+// and tracing (OpenTelemetry) beside them, wired by main alone: the server knows it only as types,
+// so with tracing off nothing of it runs per call; the store wraps itself in spans when handed a
+// tracer, so no front end reaches a store through tracing.
 /** @type {import('dependency-cruiser').IConfiguration} */
 const layer = (from, forbidden) => ({
   name: `${from}-imports`,
@@ -40,6 +41,14 @@ module.exports = {
     layer('store', ['config', 'provider', 'engine', 'server', 'cli', 'tracing']),
     layer('engine', ['provider', 'server', 'cli', 'store', 'tracing']),
     layer('server', ['store', 'provider', 'cli', 'cluster', 'tracing']),
+    {
+      name: 'front-ends-reach-stores-through-the-engine',
+      severity: 'error',
+      comment:
+        'src/server (and the tracing seam it sees) never imports a counter store, not even its types: the engine is the only way to one',
+      from: { path: '^src/(server|tracing)/' },
+      to: { path: ['^src/store/', 'traced-store'] },
+    },
     layer('tracing', [
       'config',
       'stats',

@@ -36,7 +36,7 @@ function rate(store: MemoryCounterStore, keys: readonly string[]): number {
   const started = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i++) {
     // A stride that visits every key in an order unlike insertion, as traffic would.
-    store.incrementNow([item(keys[(i * 7919) % keys.length] ?? '')]);
+    store.increment([item(keys[(i * 7919) % keys.length] ?? '')]);
   }
   return CALLS / (Number(process.hrtime.bigint() - started) / 1e9);
 }
@@ -87,8 +87,7 @@ async function main(): Promise<MemoryKeysResult> {
   const incrementsPerSecondLarge = rate(large, largeKeys);
   const rssMiBLarge = process.memoryUsage().rss / 1024 / 1024;
   // Half the keys expire: a later window's keys written, then the clock passes the first's.
-  for (let i = 0; i < LARGE / 2; i++)
-    large.incrementNow([{ ...item(`later${i}`), ttlSeconds: 3600 }]);
+  for (let i = 0; i < LARGE / 2; i++) large.increment([{ ...item(`later${i}`), ttlSeconds: 3600 }]);
   clock.advance(120_000);
   collect();
   const [firstSweepPauseMs] = await sweepPause(large, LARGE / 2);
@@ -98,7 +97,7 @@ async function main(): Promise<MemoryKeysResult> {
   // million keys more, expired the same way, is the steady state.
   let last: [number, number] = [0, 0];
   for (let wave = 1; wave <= WAVES; wave++) {
-    for (let i = 0; i < LARGE / 2; i++) large.incrementNow([item(`wave${wave}_${i}`)]);
+    for (let i = 0; i < LARGE / 2; i++) large.increment([item(`wave${wave}_${i}`)]);
     clock.advance(120_000);
     // A forced full collection here would throw the sweep's compiled code away each time.
     if (wave === 1) collect();
@@ -109,7 +108,7 @@ async function main(): Promise<MemoryKeysResult> {
 
   const once = new MemoryCounterStore({ clock, sweepIntervalMs: 3_600_000 });
   for (let i = 0; i < LARGE; i++)
-    once.incrementNow([{ ...item(`o${i}`), ttlSeconds: i % 2 ? 60 : 3600 }]);
+    once.increment([{ ...item(`o${i}`), ttlSeconds: i % 2 ? 60 : 3600 }]);
   clock.advance(120_000);
   collect();
   const started = performance.now();

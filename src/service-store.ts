@@ -6,7 +6,7 @@ import type { HealthState } from './server';
 import type { Settings } from './settings';
 import type { StatsStore } from './stats';
 import { breakerGuard, createStore, type CounterStore } from './store';
-import { tracedStore, type Tracing } from './tracing';
+import type { Tracing } from './tracing';
 
 export interface ServiceStoreParts {
   readonly clock: Clock;
@@ -23,7 +23,7 @@ export async function openServiceStore(
   parts: ServiceStoreParts,
 ): Promise<CounterStore> {
   const { clock, logger, stats, health, tracing } = parts;
-  const opened = await createStore(settings.backend, {
+  return createStore(settings.backend, {
     clock,
     logger,
     stats,
@@ -38,7 +38,7 @@ export async function openServiceStore(
         health.setBreaker(instance, state);
       },
     }),
+    // With tracing off the engine holds the store itself: nothing is added per call.
+    ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
   });
-  // With tracing off the engine holds the store itself: nothing is added per call.
-  return tracing === undefined ? opened : tracedStore(opened, tracing.tracer);
 }

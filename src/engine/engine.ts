@@ -7,9 +7,10 @@ import type { ConfigSnapshot, DescriptorEntry } from '../config';
 import { BackendError } from '../lib/backend-error';
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
+import { andThen, isPromise, type Pending } from '../lib/pending';
 import type { LimiterSettings } from '../settings';
 import { STAT, type Counter, type StatsStore } from '../stats';
-import type { CounterStore, ImmediateCounts } from '../store';
+import type { CounterStore } from '../store';
 import { RequestError } from './errors';
 import { readCounters, type CounterLookup } from './inspect';
 import type { DescriptorPlan } from './limit-check';
@@ -17,8 +18,8 @@ import type { OverLimitCache } from './local-cache';
 import { planRequest, type PlanEnv } from './plan';
 import type { RecentDecisions } from './recent-decisions';
 import { respond, type RespondEnv } from './respond';
-import { holdBackHits, holdBackHitsNow } from './stop-increment';
-import { sendBatch, sendBatchNow, StoreBatch } from './store-batch';
+import { holdBackHits } from './stop-increment';
+import { sendBatch, StoreBatch, type StoreResults } from './store-batch';
 import type { RateLimitRequest, RateLimitResponse } from './types';
 
 export interface EngineDependencies {
@@ -41,12 +42,6 @@ export interface EngineDependencies {
  */
 export class RateLimitEngine {
   private snapshot: ConfigSnapshot | undefined;
-  /**
-   * shouldRateLimit answered in the calling turn, throwing where it rejects; present only when
-   * the store counts without I/O (the memory backend, unwrapped), which spares each call its
-   * promises and the later turn that answering from them takes.
-   */
-  readonly decideNow: ((request: RateLimitRequest) => RateLimitResponse) | undefined;
   private readonly env: PlanEnv & RespondEnv;
   private readonly redisError: Counter;
   private readonly serviceError: Counter;
@@ -66,17 +61,6 @@ export class RateLimitEngine {
     const random = deps.random ?? Math.random;
     const max = deps.settings.expirationJitterMaxSeconds;
     this.ttlJitterSeconds = max > 0 ? () => Math.floor(random() * max) : () => 0;
-    const immediate = deps.store.immediate;
-    this.decideNow =
-      immediate === undefined
-        ? undefined
-        : (request) => {
-            try {
-              return this.decideWith(immediate, request);
-            } catch (err: unknown) {
-              throw this.counted(err);
-            }
-          };
   }
 
   /** The snapshot requests are answered from; undefined until the first load. */
@@ -105,16 +89,14 @@ export class RateLimitEngine {
   }
 
   /**
-   * Decides a request. Rejects with RequestError for a request that cannot be answered
-   * (counted as service_error) and with the store's StoreError when the backend fails
-   * (counted as redis_error, the reference's name for any backend error).
+   * Decides a request: the response now when the store answers in the calling turn (memory),
+   * else a promise of it. Fails (throws now, or rejects) with RequestError for a request that
+   * cannot be answered (counted as service_error) and with the store's StoreError when the
+   * backend fails (counted as redis_error, the reference's name for any backend error).
    */
-  async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
-    const immediate = this.deps.store.immediate;
+  shouldRateLimit(request: RateLimitRequest): Pending<RateLimitResponse> {
     try {
-      return immediate === undefined
-        ? await this.decide(request)
-        : this.decideWith(immediate, request);
+      return this.decide(request);
     } catch (err: unknown) {
       throw this.counted(err);
     }
@@ -127,18 +109,26 @@ export class RateLimitEngine {
     return err;
   }
 
-  private async decide(request: RateLimitRequest): Promise<RateLimitResponse> {
+  private readonly rethrowCounted = (err: unknown): never => {
+    throw this.counted(err);
+  };
+
+  /** Plan, hold back, count, respond: each step as soon as the one before has answered. */
+  private decide(request: RateLimitRequest): Pending<RateLimitResponse> {
     const plans = this.plan(request);
-    if (this.deps.settings.stopCacheKeyIncrementWhenOverlimit)
-      await holdBackHits(this.deps.store, plans);
-    const results = await sendBatch(this.deps.store, this.batchOf(plans));
-    return respond(request, plans, results, this.env);
+    const counted = this.deps.settings.stopCacheKeyIncrementWhenOverlimit
+      ? andThen(holdBackHits(this.deps.store, plans), () => this.count(plans))
+      : this.count(plans);
+    if (!isPromise(counted)) return respond(request, plans, counted, this.env);
+    // A rejection anywhere before is counted here, in the one then() the promise path adds.
+    return counted.then(
+      (results) => respond(request, plans, results, this.env),
+      this.rethrowCounted,
+    );
   }
 
-  private decideWith(store: ImmediateCounts, request: RateLimitRequest): RateLimitResponse {
-    const plans = this.plan(request);
-    if (this.deps.settings.stopCacheKeyIncrementWhenOverlimit) holdBackHitsNow(store, plans);
-    return respond(request, plans, sendBatchNow(store, this.batchOf(plans)), this.env);
+  private count(plans: readonly DescriptorPlan[]): Pending<StoreResults> {
+    return sendBatch(this.deps.store, this.batchOf(plans));
   }
 
   /** One check per limited descriptor, against the snapshot of this moment. */

@@ -1,5 +1,6 @@
 // STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: hold back the hits of a request that is over anyway.
-import type { CounterRead, CounterStore, ImmediateCounts } from '../store';
+import { andThen, type Pending } from '../lib/pending';
+import type { CounterRead, CounterStore } from '../store';
 import type { DescriptorPlan, LimitCheck } from './limit-check';
 
 /** The checks whose hits may be held back, and what to read to know (none: one is over already). */
@@ -42,20 +43,16 @@ function apply({ counted, reads }: HoldBack, current: readonly number[] | undefi
  * When a limit of the request is over in the local cache, or would go over with these hits,
  * the other limits are not counted: only those that would go over still get the hits, so a
  * request refused by one limit does not use up the others (a descriptor's other limits
- * included). Refunds are never held back.
+ * included). Refunds are never held back. Done in the calling turn when the store answers so.
  */
-export async function holdBackHits(
-  store: CounterStore,
-  plans: readonly DescriptorPlan[],
-): Promise<void> {
+export function holdBackHits(store: CounterStore, plans: readonly DescriptorPlan[]): Pending<void> {
   const held = holdBackOf(plans);
   if (held === undefined) return;
-  apply(held, held.reads === undefined ? undefined : await store.read(held.reads.flat()));
-}
-
-/** holdBackHits, reading a store that answers in the calling turn. */
-export function holdBackHitsNow(store: ImmediateCounts, plans: readonly DescriptorPlan[]): void {
-  const held = holdBackOf(plans);
-  if (held === undefined) return;
-  apply(held, held.reads === undefined ? undefined : store.read(held.reads.flat()));
+  if (held.reads === undefined) {
+    apply(held, undefined);
+    return;
+  }
+  return andThen(store.read(held.reads.flat()), (current) => {
+    apply(held, current);
+  });
 }

@@ -1,8 +1,8 @@
 // The count step: every check's changes of one request, sent to the store together.
+import { andThen, isPromise, type Pending } from '../lib/pending';
 import type {
   CounterIncrement,
   CounterStore,
-  ImmediateCounts,
   SlidingWindowChange,
   SlidingWindowCounts,
   TokenBucketChange,
@@ -35,49 +35,47 @@ export const NO_RESULTS: StoreResults = Object.freeze({
   tokenBuckets: NONE,
 });
 
+/** A batch of increments only: the usual request, whatever its algorithm. */
+function incrementsOnly(values: readonly number[]): StoreResults {
+  return { increments: values, slidingWindows: NONE, tokenBuckets: NONE };
+}
+
+function slidingWindowsOnly(values: readonly SlidingWindowCounts[]): StoreResults {
+  return { increments: NONE, slidingWindows: values, tokenBuckets: NONE };
+}
+
+function tokenBucketsOnly(values: readonly TokenBucketState[]): StoreResults {
+  return { increments: NONE, slidingWindows: NONE, tokenBuckets: values };
+}
+
 /**
- * Sends the batch. The store's calls start in the same turn, so a pipelining backend writes
- * them in one round trip; a request with fixed windows only makes one call, as before.
+ * Sends the batch: the store's answers now when it needs no I/O, else a promise of them. The
+ * store's calls start in the same turn, so a pipelining backend writes them in one round trip;
+ * a request of one kind (the usual one) makes one call and no Promise.all.
  */
-export async function sendBatch(store: CounterStore, batch: StoreBatch): Promise<StoreResults> {
+export function sendBatch(store: CounterStore, batch: StoreBatch): Pending<StoreResults> {
   const { increments, slidingWindows, tokenBuckets } = batch;
   const hasIncrements = increments.length > 0;
   const hasSliding = slidingWindows.length > 0;
   const hasBuckets = tokenBuckets.length > 0;
-  // One kind (the usual request, whatever its algorithm): one await, no Promise.all.
   if (!hasSliding && !hasBuckets) {
-    return hasIncrements
-      ? { increments: await store.increment(increments), slidingWindows: NONE, tokenBuckets: NONE }
-      : NO_RESULTS;
+    return hasIncrements ? andThen(store.increment(increments), incrementsOnly) : NO_RESULTS;
   }
   if (!hasIncrements && !hasBuckets) {
-    return {
-      increments: NONE,
-      slidingWindows: await store.slidingWindow(slidingWindows),
-      tokenBuckets: NONE,
-    };
+    return andThen(store.slidingWindow(slidingWindows), slidingWindowsOnly);
   }
   if (!hasIncrements && !hasSliding) {
-    return {
-      increments: NONE,
-      slidingWindows: NONE,
-      tokenBuckets: await store.tokenBucket(tokenBuckets),
-    };
+    return andThen(store.tokenBucket(tokenBuckets), tokenBucketsOnly);
   }
-  const [i, s, t] = await Promise.all([
-    hasIncrements ? store.increment(increments) : NONE,
-    hasSliding ? store.slidingWindow(slidingWindows) : NONE,
-    hasBuckets ? store.tokenBucket(tokenBuckets) : NONE,
-  ]);
-  return { increments: i, slidingWindows: s, tokenBuckets: t };
-}
-
-/** sendBatch on a store that answers in the calling turn. */
-export function sendBatchNow(store: ImmediateCounts, batch: StoreBatch): StoreResults {
-  const { increments, slidingWindows, tokenBuckets } = batch;
-  return {
-    increments: increments.length === 0 ? NONE : store.increment(increments),
-    slidingWindows: slidingWindows.length === 0 ? NONE : store.slidingWindow(slidingWindows),
-    tokenBuckets: tokenBuckets.length === 0 ? NONE : store.tokenBucket(tokenBuckets),
-  };
+  const i = hasIncrements ? store.increment(increments) : NONE;
+  const s = hasSliding ? store.slidingWindow(slidingWindows) : NONE;
+  const t = hasBuckets ? store.tokenBucket(tokenBuckets) : NONE;
+  if (!isPromise(i) && !isPromise(s) && !isPromise(t)) {
+    return { increments: i, slidingWindows: s, tokenBuckets: t };
+  }
+  return Promise.all([i, s, t]).then(([increments, slidingWindows, tokenBuckets]) => ({
+    increments,
+    slidingWindows,
+    tokenBuckets,
+  }));
 }

@@ -40,20 +40,3 @@ export function parseGoDurationMs(text: string): number | undefined {
   }
   return sign * total;
 }
-
-/** Formats milliseconds the way Go prints a duration, for messages and logs. */
-export function formatDurationMs(ms: number): string {
-  if (ms === 0) return '0s';
-  if (ms < 1) return `${Math.round(ms * 1000)}us`;
-  if (ms < 1000) return `${ms}ms`;
-  let seconds = ms / 1000;
-  const hours = Math.floor(seconds / 3600);
-  seconds -= hours * 3600;
-  const minutes = Math.floor(seconds / 60);
-  seconds -= minutes * 60;
-  let out = '';
-  if (hours > 0) out += `${hours}h`;
-  if (hours > 0 || minutes > 0) out += `${minutes}m`;
-  out += `${Number(seconds.toFixed(3))}s`;
-  return out;
-}

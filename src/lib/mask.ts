@@ -15,8 +15,3 @@ export function maskCredentialsInUrl(url: string): string {
     })
     .join(',');
 }
-
-/** A secret shown in logs and error messages: only whether it is set. */
-export function redact(secret: string): string {
-  return secret === '' ? '(unset)' : '(set, hidden)';
-}

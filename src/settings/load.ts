@@ -8,7 +8,6 @@ import { SettingsError } from './errors';
 import { limiterSettings } from './limiter';
 import { limitsSettings } from './limits';
 import { logSettings } from './log';
-import { notBuiltProblems } from './not-built';
 import { SCHEMA } from './schema';
 import { serverSettings } from './server';
 import { statsSettings } from './stats';
@@ -17,13 +16,12 @@ import type { Settings } from './types';
 
 /**
  * Parses the environment into Settings. Throws SettingsError listing every problem:
- * unparsable values, settings that exclude each other, and settings that ask for a
- * capability this version does not have. Each section checks and builds its own part.
+ * unparsable values and settings that exclude each other. Each section checks and builds its
+ * own part.
  */
 export function loadSettings(env: Environment = process.env): Settings {
   const reading = readSchema(env, SCHEMA);
   const { values: raw, problems } = reading;
-  problems.push(...notBuiltProblems(raw, reading.nameOf));
   problems.push(...otlpEndpointProblems(env, raw.tracing.TRACING_ENABLED));
   const settings: Settings = {
     server: serverSettings(raw.server, raw.backend.BACKEND_TYPE, problems),

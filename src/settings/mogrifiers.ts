@@ -1,6 +1,5 @@
 // DogStatsD mogrifiers of the stats section: DOG_STATSD_MOGRIFIER_<NAME>_{PATTERN,NAME,TAGS}.
-import { describeError } from '../lib/errors';
-import { goRegExpToJs } from '../lib/go-syntax';
+import { GoRegExp } from '../lib/go-regexp';
 import { describeValue, lookup, notValid, type Environment, type Found } from './environment';
 import type { SettingsProblem } from './errors';
 import { map as mapField } from './fields';
@@ -8,7 +7,10 @@ import type { MogrifierSettings } from './types';
 
 const TAGS_FIELD = mapField();
 
-/** The regular expression of one mogrifier, checked; undefined when missing or invalid. */
+/**
+ * The regular expression of one mogrifier, as written (a Go one, run with RE2's semantics),
+ * checked; undefined when missing.
+ */
 function mogrifierPattern(
   found: Found | undefined,
   name: string,
@@ -21,16 +23,14 @@ function mogrifierPattern(
     });
     return undefined;
   }
-  const pattern = goRegExpToJs(found.text);
-  try {
-    new RegExp(pattern);
-  } catch (err: unknown) {
+  const compiled = GoRegExp.compile(found.text);
+  if (!compiled.ok) {
     problems.push({
       setting: found.name,
-      message: `${describeValue(found.text)} is not a valid regular expression (${describeError(err)})`,
+      message: `${describeValue(found.text)} is not a valid regular expression (${compiled.reason}); patterns are Go's (RE2 syntax)`,
     });
   }
-  return pattern;
+  return found.text;
 }
 
 function mogrifierTags(

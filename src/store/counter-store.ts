@@ -1,5 +1,6 @@
 // The CounterStore seam: counts and expires, nothing else. Decisions are the engine's.
 import type { Algorithm } from '../config';
+import type { Pending } from '../lib/pending';
 
 /** One counter change of a request. */
 export interface CounterIncrement {
@@ -72,6 +73,10 @@ export type BackendName = 'redis' | 'memcache' | 'memory';
 /**
  * A shared counter backend. Implementations map every driver failure to a StoreError.
  *
+ * Each counting method answers with a value or a promise of it (`Pending`): a store that needs
+ * no I/O (memory) answers in the calling turn, and then throws the StoreError where a promise
+ * would reject. Callers continue either with lib/pending's `andThen`, or `await`.
+ *
  * A counter of Infinity (a TAT of Infinity) is an answer rather than a count: over every limit,
  * and not to be remembered by the local over-limit cache. Only a wrapper that answers for a
  * backend it cannot reach gives it (BACKEND_FAILURE_MODE=deny).
@@ -79,30 +84,24 @@ export type BackendName = 'redis' | 'memcache' | 'memory';
 export interface CounterStore {
   readonly backend: BackendName;
   /**
-   * The same counting, answered in the calling turn, from a store that needs no I/O (memory).
-   * The engine then decides without a promise or a later turn. A wrapper (breaker, tracing)
-   * never passes it through, so what it adds is never skipped.
+   * Applies every change, sets each key's expiry, and answers with the values after the
+   * change, in the order given. Fails with a StoreError when the backend fails.
    */
-  readonly immediate?: ImmediateCounts;
-  /**
-   * Applies every change, sets each key's expiry, and resolves with the values after the
-   * change, in the order given. Rejects with a StoreError when the backend fails.
-   */
-  increment(batch: readonly CounterIncrement[]): Promise<number[]>;
-  /** Current values (0 for a missing key), in the order given. Rejects with a StoreError. */
-  read(keys: readonly CounterRead[]): Promise<number[]>;
+  increment(batch: readonly CounterIncrement[]): Pending<number[]>;
+  /** Current values (0 for a missing key), in the order given. Fails with a StoreError. */
+  read(keys: readonly CounterRead[]): Pending<number[]>;
   /**
    * Applies each current-window change and reads each previous window, in one round trip with
    * any increment() or tokenBucket() of the same event-loop turn where the backend pipelines.
-   * Resolves in the order given; rejects with a StoreError.
+   * Answers in the order given; fails with a StoreError.
    */
-  slidingWindow(batch: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]>;
+  slidingWindow(batch: readonly SlidingWindowChange[]): Pending<SlidingWindowCounts[]>;
   /**
    * Runs each token bucket step atomically on its key (a key that expires when its bucket is full
-   * again). Resolves in the order given; rejects with a StoreError, or with a non-transient one
+   * again). Answers in the order given; fails with a StoreError, or with a non-transient one
    * when the backend cannot (`unsupported`).
    */
-  tokenBucket(batch: readonly TokenBucketChange[]): Promise<TokenBucketState[]>;
+  tokenBucket(batch: readonly TokenBucketChange[]): Pending<TokenBucketState[]>;
   /** The algorithms this backend cannot run, and why; configurations using them are refused. */
   readonly unsupported: Readonly<Partial<Record<Algorithm, string>>>;
   /** False while the store has no working connection. */
@@ -111,12 +110,4 @@ export interface CounterStore {
   onConnectionChange(listener: (isConnected: boolean) => void): void;
   /** Finishes in-flight work and releases connections and timers. */
   close(): Promise<void>;
-}
-
-/** CounterStore's counting, synchronous; throws where CounterStore's methods reject. */
-export interface ImmediateCounts {
-  increment(batch: readonly CounterIncrement[]): number[];
-  read(keys: readonly CounterRead[]): number[];
-  slidingWindow(batch: readonly SlidingWindowChange[]): SlidingWindowCounts[];
-  tokenBucket(batch: readonly TokenBucketChange[]): TokenBucketState[];
 }

@@ -6,6 +6,7 @@ import { MemcachedCounterStore } from './memcached/memcached-store';
 import { MemoryCounterStore } from './memory/memory-store';
 import { openRedisStore } from './redis/open-redis-store';
 import { guarded, type StoreDeps } from './store-deps';
+import { tracedStore } from './traced-store';
 
 type BackendSettingsOf = {
   readonly [K in BackendSettings['type']]: Extract<BackendSettings, { type: K }>;
@@ -44,11 +45,15 @@ export const STORE_OPENERS: StoreOpeners = {
     ),
 };
 
-/** Opens the store of `settings.type`; resolves once it is ready for requests. */
-export function createStore<K extends keyof BackendSettingsOf>(
+/**
+ * Opens the store of `settings.type`; resolves once it is ready for requests. Given a tracer,
+ * the store (its breakers included) is wrapped so that each round trip is a span.
+ */
+export async function createStore<K extends keyof BackendSettingsOf>(
   settings: BackendSettingsOf[K] & { readonly type: K },
   deps: StoreDeps,
 ): Promise<CounterStore> {
   const open: StoreOpeners[K] = STORE_OPENERS[settings.type];
-  return open(settings, deps);
+  const store = await open(settings, deps);
+  return deps.tracer === undefined ? store : tracedStore(store, deps.tracer);
 }

@@ -1,5 +1,5 @@
 // StoreError: the one error type every counter backend reports.
-import { BackendError } from '../lib/backend-error';
+import { BackendError, type BackendErrorOptions } from '../lib/backend-error';
 import type { BackendName } from './counter-store';
 
 /**
@@ -12,7 +12,7 @@ export class StoreError extends BackendError {
     backend: BackendName,
     message: string,
     isTransient: boolean,
-    options?: { cause?: unknown },
+    options?: BackendErrorOptions,
   ) {
     super(backend, message, isTransient, options);
     this.name = 'StoreError';

@@ -4,7 +4,6 @@ export type {
   CounterIncrement,
   CounterRead,
   BackendName,
-  ImmediateCounts,
   SlidingWindowChange,
   SlidingWindowCounts,
   TokenBucketChange,

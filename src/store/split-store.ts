@@ -1,4 +1,5 @@
 // Two backend instances as one store: per-second keys on one, every other key on the other.
+import type { Pending } from '../lib/pending';
 import type {
   CounterIncrement,
   CounterRead,
@@ -30,7 +31,7 @@ export class PerSecondSplitStore implements CounterStore {
   private async split<T, R>(
     items: readonly T[],
     isPerSecond: (item: T) => boolean,
-    run: (store: CounterStore, items: T[]) => Promise<R[]>,
+    run: (store: CounterStore, items: T[]) => Pending<R[]>,
   ): Promise<R[]> {
     const mainItems = items.filter((item) => !isPerSecond(item));
     const secondItems = items.filter(isPerSecond);

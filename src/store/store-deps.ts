@@ -1,4 +1,5 @@
 // What every backend may use when it opens, besides its own settings.
+import type { Tracer } from '@opentelemetry/api';
 import type { Clock } from '../lib/clock';
 import type { Logger } from '../lib/logger';
 import type { StatsStore } from '../stats';
@@ -21,6 +22,11 @@ export interface StoreDeps {
    * identity while breakers are off.
    */
   readonly guard?: InstanceGuard;
+  /**
+   * With tracing on, the tracer of the spans around each round trip to the backend; absent
+   * while tracing is off, and then nothing is added per call.
+   */
+  readonly tracer?: Tracer;
 }
 
 /** `store` behind the breaker `deps` asks for (one instance named `instance`), or as it is. */

@@ -27,7 +27,7 @@ import type { RequestTracer } from './types';
 /** Tracing while it runs: the front ends' tracer, the store's, and the final flush. */
 export interface Tracing {
   readonly requests: RequestTracer;
-  /** For the spans around backend round trips (tracedStore). */
+  /** For the spans around backend round trips (handed to createStore). */
   readonly tracer: Tracer;
   /** Exports the spans still buffered and stops; called once at shutdown. */
   shutdown(): Promise<void>;

@@ -114,7 +114,7 @@ export function algorithmStoreBehaviour(name: string, make: () => Promise<StoreF
       if (f.store.unsupported.token_bucket !== undefined) return;
       const a = key();
       const steps = await Promise.all(
-        Array.from({ length: 10 }, () => f.store.tokenBucket([step(a, 1)])),
+        Array.from({ length: 10 }, () => Promise.resolve(f.store.tokenBucket([step(a, 1)]))),
       );
       expect(steps.flat().filter((s) => s.isAdmitted)).toHaveLength(3);
     });

@@ -109,9 +109,11 @@ export function counterStoreBehaviour(name: string, make: () => Promise<StoreFix
       const a = key();
       const results = await Promise.all(
         Array.from({ length: 200 }, () =>
-          f.store.increment([
-            { key: a, hits: 1, ttlSeconds: 60, isPerSecond: false, isNegative: false },
-          ]),
+          Promise.resolve(
+            f.store.increment([
+              { key: a, hits: 1, ttlSeconds: 60, isPerSecond: false, isNegative: false },
+            ]),
+          ),
         ),
       );
       expect(results.map((r) => r[0]).sort((x, y) => (x ?? 0) - (y ?? 0))).toEqual(

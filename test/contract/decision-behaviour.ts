@@ -1,7 +1,7 @@
 // The decision scenario table and the key expiry, run through the engine against a counter
 // store: a suite each backend's test file runs (memory in the unit project, servers apart).
 import { ManualClock } from '../../src/lib/clock';
-import { RateLimitEngine, type RateLimitRequest, type RateLimitResponse } from '../../src/engine';
+import { RateLimitEngine } from '../../src/engine';
 import { silentLogger } from '../../src/lib/logger';
 import { StatsStore } from '../../src/stats';
 import { descriptor, engineOf, limiterSettings, snapshotOf } from '../helpers/engine';
@@ -9,27 +9,9 @@ import type { StoreFixture } from '../helpers/stores';
 import { ALGORITHM_SCENARIOS } from './algorithm-scenarios';
 import { SCENARIOS, START_MS } from './decision-scenarios';
 
-/**
- * How the suite asks: through the promise every front end may use, or through decideNow, which
- * the gRPC front end uses when the store counts without I/O.
- */
-export type Asking = 'promise' | 'now';
-
-function decideVia(
-  engine: RateLimitEngine,
-  asking: Asking,
-  request: RateLimitRequest,
-): Promise<RateLimitResponse> {
-  if (asking === 'promise') return engine.shouldRateLimit(request);
-  const now = engine.decideNow;
-  if (now === undefined) throw new Error('this store does not let the engine decide now');
-  return Promise.resolve(now(request));
-}
-
 export function decisionBehaviour(
   name: string,
   make: (clock: ManualClock) => Promise<StoreFixture>,
-  asking: Asking = 'promise',
 ): void {
   describe(`decisions on the ${name} backend`, () => {
     let run = 0;
@@ -59,7 +41,7 @@ export function decisionBehaviour(
           });
           for (const [i, step] of scenario.steps.entries()) {
             if (step.advanceMs !== undefined) clock.advance(step.advanceMs);
-            const response = await decideVia(engine, asking, {
+            const response = await engine.shouldRateLimit({
               domain: step.domain ?? scenario.domain,
               descriptors: step.descriptors,
               hitsAddend: step.hitsAddend ?? 0,

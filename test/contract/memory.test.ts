@@ -1,21 +1,16 @@
 // The counter store and decision suites on the memory backend, plus what only memory does.
 // Needs no server, so it runs in the unit project.
-import { memoryFixture, withoutImmediate } from '../helpers/stores';
+import { behindPromises, memoryFixture } from '../helpers/stores';
 import { algorithmStoreBehaviour } from './algorithm-store-behaviour';
 import { counterStoreBehaviour } from './counter-store-behaviour';
 import { decisionBehaviour } from './decision-behaviour';
 
 counterStoreBehaviour('memory', () => Promise.resolve(memoryFixture()));
 algorithmStoreBehaviour('memory', () => Promise.resolve(memoryFixture()));
+// The memory store answers in the calling turn; behind promises, the engine's other path.
 decisionBehaviour('memory', (clock) => Promise.resolve(memoryFixture(clock)));
-decisionBehaviour(
-  'memory, decided in the calling turn',
-  (clock) => Promise.resolve(memoryFixture(clock)),
-  'now',
-);
-// Behind a wrapper (a breaker, tracing) the engine cannot count immediately: the promise path.
-decisionBehaviour('memory, behind a wrapper', (clock) =>
-  Promise.resolve(withoutImmediate(memoryFixture(clock))),
+decisionBehaviour('memory, answering by promise', (clock) =>
+  Promise.resolve(behindPromises(memoryFixture(clock))),
 );
 
 describe('memory counter store', () => {

@@ -1,4 +1,5 @@
 // Small builders for direct CounterStore calls in the backend-specific suites.
+import type { Pending } from '../../src/lib/pending';
 import { StoreError, type CounterIncrement } from '../../src/store';
 
 /** An increment of `hits` on `key` with a `ttlSeconds` expiry (not per-second, not negative). */
@@ -6,10 +7,10 @@ export function inc(key: string, hits = 1, ttlSeconds = 60): CounterIncrement {
   return { key, hits, ttlSeconds, isPerSecond: false, isNegative: false };
 }
 
-/** The StoreError `promise` rejects with; throws when it resolves or rejects otherwise. */
-export async function rejection(promise: Promise<unknown>): Promise<StoreError> {
+/** The StoreError `answer` rejects with; throws when it resolves or rejects otherwise. */
+export async function rejection(answer: Pending<unknown>): Promise<StoreError> {
   try {
-    await promise;
+    await answer;
   } catch (err: unknown) {
     if (err instanceof StoreError) return err;
     throw err;

@@ -1,4 +1,5 @@
 // Builds each CounterStore implementation for the suites that run against all of them.
+import type { Pending } from '../../src/lib/pending';
 import { ManualClock } from '../../src/lib/clock';
 import { silentLogger } from '../../src/lib/logger';
 import { loadSettings, type RedisBackendSettings } from '../../src/settings';
@@ -37,16 +38,20 @@ export function redisSettings(env: Record<string, string>): RedisBackendSettings
   return settings.backend;
 }
 
-/** `fixture` with its store behind a wrapper that, like every wrapper, counts only by promise. */
-export function withoutImmediate<F extends StoreFixture>(fixture: F): F {
+/**
+ * `fixture` with its store answering by promise, as a backend with I/O does: the same counts on
+ * the engine's other path.
+ */
+export function behindPromises<F extends StoreFixture>(fixture: F): F {
   const inner = fixture.store;
+  const later = <T>(answer: () => Pending<T>): Promise<T> => Promise.resolve().then(answer);
   const store: CounterStore = {
     backend: inner.backend,
     unsupported: inner.unsupported,
-    increment: (batch) => inner.increment(batch),
-    read: (keys) => inner.read(keys),
-    slidingWindow: (batch) => inner.slidingWindow(batch),
-    tokenBucket: (batch) => inner.tokenBucket(batch),
+    increment: (batch) => later(() => inner.increment(batch)),
+    read: (keys) => later(() => inner.read(keys)),
+    slidingWindow: (batch) => later(() => inner.slidingWindow(batch)),
+    tokenBucket: (batch) => later(() => inner.tokenBucket(batch)),
     isConnected: () => inner.isConnected(),
     onConnectionChange: (listener) => {
       inner.onConnectionChange(listener);

@@ -120,15 +120,21 @@ it('answers UNAVAILABLE and 500 for keys on a server killed under calls, counts 
   const background = callsInBackground(request);
   await eventually(() => background.count() > 20, { what: 'calls before the kill' });
   await servers[1]?.stop();
+  const address = servers[1]?.address ?? '';
   const err = await client.error(request);
   expect(err.code).toBe(status.UNAVAILABLE);
-  expect(err.details).toMatch(/^memcache backend: 127\.0\.0\.1:\d+: /);
+  expect(err.details).toMatch(
+    new RegExp(
+      `^memcache backend unreachable \\(${address}\\): connection (refused|closed|reset)$`,
+    ),
+  );
   const http = await service.json({
     domain: 'mc',
     descriptors: [{ entries: [{ key: 'bulk', value: user }] }],
   });
   expect(http.status).toBe(500);
   expect(http.body.error).toBe('STORE_UNAVAILABLE');
+  expect(http.body.message).toMatch(new RegExp(`^memcache backend unreachable \\(${address}\\): `));
 
   await servers[1]?.restart();
   // The calls in the loop alone show the recovery, so every failed call is one the loop saw.
@@ -145,6 +151,21 @@ it('answers UNAVAILABLE and 500 for keys on a server killed under calls, counts 
   );
   expect(await service.stat('ratelimit.memcache.increment.__code=error')).toBe(failed);
   expect(service.child.exitCode).toBeNull();
+  // The outage in the log: a line when the server went away and one when it came back, with
+  // every failed call counted; none per call.
+  const lines = service.logs.split('\n');
+  const away = lines.filter((l) => l.includes(`memcache backend unreachable (${address})`));
+  expect(away).toHaveLength(1);
+  expect(away[0]).toContain('level=error');
+  await eventually(() => service.logs.includes('reachable again'), {
+    what: 'the line saying the server is back',
+  });
+  expect(service.logs).toMatch(
+    new RegExp(
+      `msg="memcache backend reachable again \\(${address}\\) after \\d+\\.\\d s; ${failed} requests failed meanwhile"`,
+    ),
+  );
+  expect(service.logs).not.toContain('rate limit request failed');
   // Counting resumed on the restarted (empty) server (this hour, or the last if it just turned).
   const counts = await Promise.all(
     [Date.now(), Date.now() - 3_600_000].map(async (atMs) => {

@@ -1,4 +1,5 @@
-// A Redis outage: errors while it is down (counted), recovery when it returns, startup retries.
+// A Redis outage: errors in the operator's words while it is down (counted, logged in a few lines),
+// recovery when it returns, startup retries.
 import { status } from '@grpc/grpc-js';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
@@ -18,6 +19,11 @@ descriptors:
 };
 
 const runtime = runtimeDirForFile(CONFIG);
+
+/** The log lines (text format) whose message contains `text`. */
+function linesWith(logs: string, text: string): string[] {
+  return logs.split('\n').filter((line) => line.includes(text));
+}
 const cleanup = collectCleanups();
 const run = `${process.pid}${Date.now() % 100000}`;
 
@@ -37,21 +43,42 @@ it('fails with UNAVAILABLE and 500 while Redis is down, counts it, and recovers'
   expect((await client.shouldRateLimit(request)).overallCode).toBe('OK');
 
   await redis.stop();
-  const err = await eventually(() => client.error(request), { what: 'a failing call' });
+  const address = `127.0.0.1:${redis.port}`;
+  // Once a reconnection attempt has failed, callers get its reason.
+  const err = await eventually(
+    async () => {
+      const failure = await client.error(request);
+      expect(failure.details).toBe(`redis backend unreachable (${address}): connection refused`);
+      return failure;
+    },
+    { what: 'a call failing with the reason' },
+  );
   expect(err.code).toBe(status.UNAVAILABLE);
-  expect(err.details).toMatch(/^redis backend: /);
-  const http = await fetch(service.url('/json'), {
-    method: 'POST',
-    body: JSON.stringify({
-      domain: 'outage',
-      descriptors: [{ entries: [{ key: 'per_hour', value: `o${run}` }] }],
-    }),
-  });
+  const json = (): Promise<Response> =>
+    fetch(service.url('/json'), {
+      method: 'POST',
+      body: JSON.stringify({
+        domain: 'outage',
+        descriptors: [{ entries: [{ key: 'per_hour', value: `o${run}` }] }],
+      }),
+    });
+  const http = await json();
   expect(http.status).toBe(500);
-  expect(((await http.json()) as { error: string }).error).toBe('STORE_UNAVAILABLE');
-  expect(
-    await service.stat('ratelimit.service.call.should_rate_limit.redis_error'),
-  ).toBeGreaterThanOrEqual(2);
+  expect(await http.json()).toEqual({
+    error: 'STORE_UNAVAILABLE',
+    message: `redis backend unreachable (${address}): connection refused`,
+  });
+  // 500 more failed requests, over both front ends, make no line each.
+  for (let round = 0; round < 10; round++) {
+    const failures = await Promise.all([
+      ...Array.from({ length: 25 }, () => client.error(request)),
+      ...Array.from({ length: 25 }, () => json()),
+    ]);
+    expect(failures).toHaveLength(50);
+  }
+  const redisErrors = (): Promise<number> =>
+    service.stat('ratelimit.service.call.should_rate_limit.redis_error');
+  expect(await redisErrors()).toBeGreaterThanOrEqual(502);
   // Without REDIS_HEALTH_CHECK_ACTIVE_CONNECTION the health check does not follow Redis.
   expect((await fetch(service.url('/healthcheck'))).status).toBe(200);
 
@@ -60,6 +87,27 @@ it('fails with UNAVAILABLE and 500 while Redis is down, counts it, and recovers'
     what: 'recovery after Redis returns',
     timeoutMs: 15_000,
   });
+  await eventually(() => linesWith(service.logs, 'reachable again').length === 1, {
+    what: 'the line saying Redis is back',
+  });
+  // Every failed call, those of the recovery loop included, is in the count of the line.
+  const failed = await redisErrors();
+  const [away, ...summaries] = linesWith(service.logs, `unreachable (${address})`);
+  expect(away).toMatch(
+    new RegExp(
+      `level=error msg="redis backend unreachable \\(${address}\\): connection (closed|refused)"`,
+    ),
+  );
+  // At most one summary per 10 s while it was away; this outage lasted less than that.
+  expect(summaries.filter((line) => !line.includes('still unreachable'))).toEqual([]);
+  expect(summaries.length).toBeLessThanOrEqual(1);
+  const [back] = linesWith(service.logs, 'reachable again');
+  expect(back).toMatch(
+    new RegExp(
+      `msg="redis backend reachable again \\(${address}\\) after \\d+\\.\\d s; ${failed} requests failed meanwhile"`,
+    ),
+  );
+  expect(linesWith(service.logs, 'rate limit request failed')).toEqual([]);
 });
 
 it('turns unhealthy while Redis is down with REDIS_HEALTH_CHECK_ACTIVE_CONNECTION', async () => {

@@ -1,4 +1,5 @@
 // grpc.health.v1.Health: Check answers once, Watch streams every change of the service's health.
+import { ignore } from '../../lib/ignore';
 import type { H2Session, H2Stream } from '../h2';
 import { STAT, type StatsStore } from '../../stats';
 import type { HealthState } from '../health';
@@ -26,10 +27,6 @@ interface CheckCall {
   readonly started: bigint;
 }
 
-function ignore(): void {
-  // A health call that ends unread holds nothing to give back.
-}
-
 /** The health service and its open Watch streams. */
 export class GrpcHealthService {
   private readonly watchers = new Map<H2Stream, string>();
@@ -50,6 +47,7 @@ export class GrpcHealthService {
         this.answerCheck(call.stream, message);
         time.record(Number(process.hrtime.bigint() - call.started) / 1e6);
       },
+      // A health call that ends unread holds nothing to give back.
       unread: ignore,
     };
     return (stream, _headers, encoding) => {
@@ -67,6 +65,7 @@ export class GrpcHealthService {
       message: (stream, message) => {
         this.startWatch(stream, message);
       },
+      // A health call that ends unread holds nothing to give back.
       unread: ignore,
     };
     return (stream, _headers, encoding) => {

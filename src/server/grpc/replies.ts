@@ -53,7 +53,8 @@ export function sendMessage(stream: H2Stream, framed: Buffer): void {
 
 /**
  * Ends a call that failed: protocol errors with their own status, the rest through the edge's
- * error table. A backend error is logged; an error of no known kind is the last resort's.
+ * error table. A backend error is logged at debug level only (the store tells its outages); an
+ * error of no known kind is the last resort's.
  */
 export function failCall(
   stream: H2Stream,
@@ -66,8 +67,9 @@ export function failCall(
   }
   const edge = toEdgeError(err);
   if (edge.kind === 'internal') report.lastResort.report(err, 'gRPC call');
+  // The store logs its outages a few lines each; one line per failed call would flood.
   else if (edge.kind === 'backend')
-    report.logger.warn('rate limit request failed', { error: describeError(err) });
+    report.logger.debug('rate limit request failed', { error: describeError(err) });
   sendStatus(stream, edge.grpcCode, edge.message);
 }
 

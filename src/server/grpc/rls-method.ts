@@ -2,6 +2,7 @@
 // the caller's deadline.
 import type { H2Stream } from '../h2';
 import type { RateLimitEngine, RateLimitRequest, RateLimitResponse } from '../../engine';
+import { isPromise, type Pending } from '../../lib/pending';
 import type { RequestLimits } from '../../settings';
 import { STAT, type StatsStore, type Timer } from '../../stats';
 import type { RequestTracer } from '../../tracing';
@@ -16,8 +17,7 @@ import { readUnary, type UnaryReading, type UnaryReceiver } from './unary';
 export const SHOULD_RATE_LIMIT = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 
 /** The part of the engine this method calls. */
-export type Decider = Pick<RateLimitEngine, 'shouldRateLimit'> &
-  Partial<Pick<RateLimitEngine, 'decideNow'>>;
+export type Decider = Pick<RateLimitEngine, 'shouldRateLimit'>;
 
 export interface RlsMethodOptions {
   readonly engine: Decider;
@@ -50,21 +50,15 @@ function armDeadline(
   return timeoutMs === undefined ? undefined : deadlines.arm(timeoutMs, stream);
 }
 
-/** `decide(request)`, inside the call's span when the call is traced. */
-function inSpan<T>(
-  decide: (request: RateLimitRequest) => T,
+/** The engine's decision, inside the call's span when the call is traced. */
+function decideInSpan(
+  engine: Decider,
   request: RateLimitRequest,
   call: TracedCall | undefined,
-): T {
-  if (call === undefined) return decide(request);
+): Pending<RateLimitResponse> {
+  if (call === undefined) return engine.shouldRateLimit(request);
   call.domain = request.domain;
-  return call.span.within(() => decide(request));
-}
-
-/** The engine's two ways to decide: in the calling turn (when its store can), or by promise. */
-interface Deciding {
-  readonly now: ((request: RateLimitRequest) => RateLimitResponse) | undefined;
-  readonly promised: (request: RateLimitRequest) => Promise<RateLimitResponse>;
+  return call.span.within(() => engine.shouldRateLimit(request));
 }
 
 /** What ending one call needs besides the call itself. */
@@ -111,21 +105,20 @@ function failed(ending: Ending, call: Call, err: unknown): void {
   }
 }
 
-/** Decides and answers: in this turn when the engine can, else when its promise settles. */
-function answer(deciding: Deciding, ending: Ending, call: Call, request: RateLimitRequest): void {
-  const now = deciding.now;
-  if (now !== undefined) {
-    let response: RateLimitResponse;
-    try {
-      response = inSpan(now, request, call.traced);
-    } catch (err: unknown) {
-      failed(ending, call, err);
-      return;
-    }
-    answered(ending, call, response);
+/** Decides and answers: in this turn when the engine answers so, else when its promise settles. */
+function answer(engine: Decider, ending: Ending, call: Call, request: RateLimitRequest): void {
+  let decided: Pending<RateLimitResponse>;
+  try {
+    decided = decideInSpan(engine, request, call.traced);
+  } catch (err: unknown) {
+    failed(ending, call, err);
     return;
   }
-  inSpan(deciding.promised, request, call.traced).then(
+  if (!isPromise(decided)) {
+    answered(ending, call, decided);
+    return;
+  }
+  decided.then(
     (response) => {
       answered(ending, call, response);
     },
@@ -141,10 +134,6 @@ function answer(deciding: Deciding, ending: Ending, call: Call, request: RateLim
  */
 export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler {
   const { engine, reading, limits, tracer } = options;
-  const deciding: Deciding = {
-    now: engine.decideNow,
-    promised: (request) => engine.shouldRateLimit(request),
-  };
   const totalRequests = options.stats.counter(STAT.totalRequests('ShouldRateLimit'));
   const ending: Ending = {
     responseTime: options.stats.timer(STAT.responseTime('ShouldRateLimit')),
@@ -160,7 +149,7 @@ export function shouldRateLimitMethod(options: RlsMethodOptions): MethodHandler 
         failed(ending, call, err);
         return;
       }
-      answer(deciding, ending, call, request);
+      answer(engine, ending, call, request);
     },
     unread: (call) => {
       disarm(ending, call);

@@ -1,5 +1,6 @@
 // The server's HTTP/2 connections: tracked for shutdown, aged out after MAX_CONNECTION_AGE,
 // cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls.
+import { ignore } from '../../lib/ignore';
 import type { H2Connection, H2Session, H2Stream } from '../h2';
 import type net from 'node:net';
 import { MAX_TIMER_MS } from './timeout-queue';
@@ -13,10 +14,6 @@ export interface SessionTimes {
   readonly headerTimeoutMs: number;
   /** A connection with no call open for this long is closed (IDLE_TIMEOUT). */
   readonly idleTimeoutMs: number;
-}
-
-function ignore(): void {
-  // Session errors are the peer going away.
 }
 
 function unrefTimer(ms: number, run: () => void): NodeJS.Timeout {
@@ -56,6 +53,7 @@ export class Sessions {
       idleTimer: undefined,
     };
     this.open.set(session, tracked);
+    // Session errors are the peer going away.
     session.on('error', ignore);
     const { maxConnectionAgeMs, maxConnectionAgeGraceMs, headerTimeoutMs } = this.times;
     let ageTimer: NodeJS.Timeout | undefined;

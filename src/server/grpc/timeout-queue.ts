@@ -23,16 +23,14 @@ export interface Waiting {
 }
 
 /**
- * Every call reads its body within HEADER_TIMEOUT, and a timer per call (setTimeout and
- * clearTimeout, an async resource each) cost more on the hot path than reading the body.
- * All waits here have the same length, so the oldest is always due first: entries sit in
- * arrival order in a ring, and one unref'd timer is armed for the oldest, re-armed when it
- * fires.
+ * Every call reads its body within HEADER_TIMEOUT. One timer serves the whole queue, so a call
+ * creates and clears no timer of its own (each is an async resource). All waits here have the
+ * same length, so the oldest is always due first: entries sit in arrival order in a ring, and
+ * one unref'd timer is armed for the oldest, re-armed when it fires.
  *
- * A ring, not a Set: a long-lived Set that gains and loses an entry per call keeps every entry
- * alive into the old generation once the process has had a full collection (each rehashed
- * table is kept by the one before it; docs/performance.md), and an entry holds its call. A
- * removed entry's slot is emptied at once, so nothing here outlives its call.
+ * A ring, not a Set: a long-lived Set that gains and loses an entry per call can keep removed
+ * entries reachable from its earlier tables into the old generation, and an entry holds its
+ * call. A removed entry's slot is emptied at once, so nothing here outlives its call.
  */
 export class TimeoutQueue<W extends Waiting> {
   private slots: (W | undefined)[] = new Array<W | undefined>(INITIAL_SLOTS).fill(undefined);

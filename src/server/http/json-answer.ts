@@ -1,7 +1,8 @@
 // One /json call from body text to HTTP status and JSON payload, for both HTTP paths.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RateLimitEngine } from '../../engine';
+import type { RateLimitEngine, RateLimitResponse } from '../../engine';
 import { describeError } from '../../lib/errors';
+import { isPromise, type Pending } from '../../lib/pending';
 import type { Logger } from '../../lib/logger';
 import type { RequestLimits } from '../../settings';
 import type { CallSpan, RequestTracer } from '../../tracing';
@@ -63,30 +64,55 @@ export function answerJson(
     return Promise.resolve(ended(span, answer, { grpcStatus, error: err }));
   }
   const domain = request.domain;
-  const decide = (): ReturnType<RateLimitEngine['shouldRateLimit']> =>
-    engine.shouldRateLimit(request);
+  const answerOf = (response: RateLimitResponse): JsonAnswer =>
+    ended(
+      span,
+      {
+        status: response.overallCode === 'OVER_LIMIT' ? 429 : 200,
+        payload: responseToJson(response),
+      },
+      { grpcStatus: 'OK', domain, overallCode: response.overallCode },
+    );
+  const failureOf = (err: unknown): JsonAnswer => {
+    const { answer, grpcStatus } = errorAnswer(err);
+    const kind = toEdgeError(err).kind;
+    if (kind === 'internal') {
+      // Neither the request's fault nor the backend's: a bug, for the caller's last resort.
+      span?.end({ httpStatus: 500, grpcStatus, domain, error: err });
+      throw err;
+    }
+    // The store logs its outages a few lines each; one line per failed call would flood.
+    if (kind !== 'request')
+      logger.debug('rate limit request failed', { error: describeError(err) });
+    return ended(span, answer, { grpcStatus, domain, error: err });
+  };
+  const settle = (response: RateLimitResponse): JsonAnswer => {
+    try {
+      return answerOf(response);
+    } catch (err: unknown) {
+      return failureOf(err);
+    }
+  };
   // Rejects only with an error nothing expected (a bug), which the caller's last resort takes.
-  return (span === undefined ? decide() : span.within(decide))
-    .then((response) =>
-      ended(
-        span,
-        {
-          status: response.overallCode === 'OVER_LIMIT' ? 429 : 200,
-          payload: responseToJson(response),
-        },
-        { grpcStatus: 'OK', domain, overallCode: response.overallCode },
-      ),
-    )
-    .catch((err: unknown) => {
-      const { answer, grpcStatus } = errorAnswer(err);
-      const kind = toEdgeError(err).kind;
-      if (kind === 'internal') {
-        // Neither the request's fault nor the backend's: a bug, for the caller's last resort.
-        span?.end({ httpStatus: 500, grpcStatus, domain, error: err });
-        throw err;
-      }
-      if (kind !== 'request')
-        logger.warn('rate limit request failed', { error: describeError(err) });
-      return ended(span, answer, { grpcStatus, domain, error: err });
-    });
+  let decided: Pending<RateLimitResponse>;
+  try {
+    decided =
+      span === undefined
+        ? engine.shouldRateLimit(request)
+        : span.within(() => engine.shouldRateLimit(request));
+  } catch (err: unknown) {
+    return settledNow(() => failureOf(err));
+  }
+  if (isPromise(decided)) return decided.then(settle, failureOf);
+  const response = decided;
+  return settledNow(() => settle(response));
+}
+
+/** `answer()` as a promise: resolved with what it returns, rejected with what it throws. */
+function settledNow(answer: () => JsonAnswer): Promise<JsonAnswer> {
+  try {
+    return Promise.resolve(answer());
+  } catch (err: unknown) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
 }

@@ -1,6 +1,7 @@
 // Reading statsd_exporter's mapping file: the YAML, its defaults, then each mapping checked.
 import { parse as parseYaml } from 'yaml';
-import { goRegExpToJs } from '../../lib/go-syntax';
+import { GoRegExp } from '../../lib/go-regexp';
+import { indexedTemplate } from '../../lib/go-template';
 
 export type StatsdType = 'counter' | 'gauge' | 'observer';
 export type ObserverType = 'histogram' | 'summary';
@@ -18,7 +19,16 @@ export interface MappingRule {
   readonly scale: number | undefined;
   readonly buckets: readonly number[];
   readonly quantiles: readonly number[];
-  readonly regex: RegExp;
+  /**
+   * The match: a glob as a JavaScript RegExp built here, a regex rule with Go's semantics. Its
+   * name and label templates refer to groups as `${N}` only (named references resolved).
+   */
+  readonly regex: NameMatcher;
+}
+
+/** What a rule matches names with: the whole match then each group, or null. */
+export interface NameMatcher {
+  exec(name: string): readonly (string | undefined)[] | null;
 }
 
 /** A mapping file that cannot be used: the file and what is wrong. */
@@ -171,13 +181,19 @@ function compileMatch(m: Obj, defaults: Defaults, file: FileReader, where: strin
   if (matchType !== 'regex') {
     file.fail(`${where}: unknown match_type ${JSON.stringify(matchType)}; accepted: glob, regex`);
   }
-  try {
-    return { match, matchType, regex: new RegExp(goRegExpToJs(match)) } as const;
-  } catch (err: unknown) {
-    file.fail(
-      `${where}: invalid regex ${match}: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  const compiled = GoRegExp.compile(match);
+  if (!compiled.ok) file.fail(`${where}: invalid regex ${match}: ${compiled.reason}`);
+  return { match, matchType, regex: compiled.regexp } as const;
+}
+
+/**
+ * A regex rule's name or label template with Go's Regexp.Expand references (`$name`, `${name}`,
+ * `$1x` meaning the group named 1x) resolved to the `${N}` the mapper expands.
+ */
+function indexed(template: string, regexp: GoRegExp, file: FileReader, where: string): string {
+  const result = indexedTemplate(template, regexp);
+  if (!result.ok) file.fail(`${where}: ${result.reason}`);
+  return result.text;
 }
 
 /** The metric name and action: a mapped metric needs a valid name; a dropped one none. */
@@ -224,9 +240,15 @@ function readMapping(
   if (!isObj(value)) file.fail(`${where} must be a map`);
   file.onlyKeys(value, MAPPING_KEYS, where);
   if (value.honor_labels === true) file.fail(`${where}: honor_labels is not supported`);
-  const { name, action } = nameAndAction(value, file, where);
-  const ruleLabels = labels(value, file, where);
+  const named = nameAndAction(value, file, where);
+  const { action } = named;
   const { match, matchType, regex } = compileMatch(value, defaults, file, where);
+  const isGo = regex instanceof GoRegExp;
+  const name = isGo ? indexed(named.name, regex, file, where) : named.name;
+  const ruleLabels = labels(value, file, where).map(([label, template]): [string, string] => [
+    label,
+    isGo ? indexed(template, regex, file, `${where}: label ${label}`) : template,
+  ]);
   const matchMetricType = metricType(value, file, where);
   if (value.scale !== undefined && typeof value.scale !== 'number')
     file.fail(`${where}: scale must be a number`);

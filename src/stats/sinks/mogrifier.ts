@@ -1,25 +1,32 @@
 // DogStatsD mogrifiers: a pattern that turns a flat name into a shorter name plus tags.
+import { GoRegExp } from '../../lib/go-regexp';
 import type { MogrifierSettings } from '../../settings';
 
 interface Compiled {
-  readonly pattern: RegExp;
+  readonly pattern: GoRegExp;
   readonly name: string;
   readonly tags: readonly (readonly [string, string])[];
 }
 
-/** Replaces $0, $1 ... with the match groups; an index past the groups stays as written. */
-function expand(template: string, groups: readonly (string | undefined)[]): string {
+/**
+ * Replaces $0, $1 ... with the match groups (a group that took no part: empty, as in Go); an
+ * index past the groups stays as written.
+ */
+function expand(template: string, groups: readonly string[]): string {
   return template.replace(/\$(\d+)/g, (whole, index: string) => groups[Number(index)] ?? whole);
 }
 
-/** The mogrifiers, tried in the order configured; the first whose pattern matches applies. */
+/**
+ * The mogrifiers, tried in the order configured; the first whose pattern matches applies.
+ * Patterns are Go regular expressions (the settings refused any Go would not compile).
+ */
 export class Mogrifier {
   private readonly entries: readonly Compiled[];
   private readonly cache = new Map<string, { name: string; tags: string[] }>();
 
   constructor(settings: readonly MogrifierSettings[]) {
     this.entries = settings.map((m) => ({
-      pattern: new RegExp(m.pattern),
+      pattern: GoRegExp.mustCompile(m.pattern),
       name: m.metricName,
       tags: Object.entries(m.tags),
     }));
@@ -33,7 +40,7 @@ export class Mogrifier {
     for (const entry of this.entries) {
       const match = entry.pattern.exec(flatName);
       if (match === null) continue;
-      const groups = [...match];
+      const groups = match;
       result = {
         name: expand(entry.name, groups),
         tags: entry.tags.map(([key, value]) => `${key}:${expand(value, groups)}`),

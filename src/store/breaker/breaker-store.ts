@@ -1,6 +1,7 @@
 // A counter store behind a circuit breaker: one backend instance that answers at once while it hangs.
 import type { Clock } from '../../lib/clock';
 import type { Logger } from '../../lib/logger';
+import type { Pending } from '../../lib/pending';
 import type { BreakerSettings } from '../../settings';
 import { STAT, type Counter, type Gauge, type StatsStore } from '../../stats';
 import type {
@@ -87,7 +88,7 @@ export class BreakerStore implements CounterStore {
     return this.breaker.state;
   }
 
-  private async guarded<T>(call: () => Promise<T>, answer: () => Promise<T>): Promise<T> {
+  private async guarded<T>(call: () => Pending<T>, answer: () => Promise<T>): Promise<T> {
     const admission: Admission = this.breaker.admit();
     if (admission === 'open') {
       this.counters.answered.inc();

@@ -28,16 +28,16 @@ export class LocalShare implements OpenAnswers {
   }
 
   increment(batch: readonly CounterIncrement[]): Promise<number[]> {
-    return Promise.resolve(this.store.incrementNow(batch).map((v) => this.scaled(v)));
+    return Promise.resolve(this.store.increment(batch).map((v) => this.scaled(v)));
   }
 
-  async read(keys: readonly CounterRead[]): Promise<number[]> {
-    return (await this.store.read(keys)).map((v) => this.scaled(v));
+  read(keys: readonly CounterRead[]): Promise<number[]> {
+    return Promise.resolve(this.store.read(keys).map((v) => this.scaled(v)));
   }
 
   slidingWindow(batch: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
     return Promise.resolve(
-      this.store.slidingWindowNow(batch).map((c) => ({
+      this.store.slidingWindow(batch).map((c) => ({
         previous: this.scaled(c.previous),
         current: this.scaled(c.current),
       })),
@@ -47,7 +47,7 @@ export class LocalShare implements OpenAnswers {
   tokenBucket(batch: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
     const share = this.share;
     return Promise.resolve(
-      this.store.tokenBucketNow(batch.map((c) => ({ ...c, emissionUs: c.emissionUs / share }))),
+      this.store.tokenBucket(batch.map((c) => ({ ...c, emissionUs: c.emissionUs / share }))),
     );
   }
 }

@@ -2,10 +2,7 @@
 // answered or failed within the timeout, and a fresh socket for the next request after a failure.
 import net from 'node:net';
 import tls from 'node:tls';
-import memjs from 'memjs';
-
-/** A memcached binary-protocol response, as memjs decodes it. */
-export type MemcachedResponse = memjs.Response;
+import { OPAQUE_OFFSET, parseResponse, type MemcachedResponse } from './binary-protocol';
 
 /** Where a connection goes and how long a request may wait for its answer. */
 export interface ConnectionTarget {
@@ -17,11 +14,17 @@ export interface ConnectionTarget {
   readonly timeoutMs: number;
 }
 
+/**
+ * What failed: the connection (refused, reset, closed: the server is unreachable), the wait for
+ * an answer, the answers' order, or this client, closed at shutdown.
+ */
+export type IoFailure = 'connection' | 'timeout' | 'out-of-step' | 'closed';
+
 /** A failure of the connection itself (refused, reset, timed out), not a server reply. */
 export class MemcachedIoError extends Error {
   constructor(
     message: string,
-    readonly isTimeout: boolean,
+    readonly failure: IoFailure,
     options?: { cause?: unknown },
   ) {
     super(message, options);
@@ -42,8 +45,6 @@ export interface ConnectionEvents {
   onUp(): void;
   onDown(err: Error): void;
 }
-
-const HEADER_BYTES = 24;
 
 /**
  * Requests are answered in the order they were written (no quiet commands are used), so the
@@ -77,13 +78,13 @@ export class MemcachedConnection {
     onError: (err: Error) => void,
   ): void {
     if (this.isClosed) {
-      onError(new MemcachedIoError('the memcached client is closed', false));
+      onError(new MemcachedIoError('the memcached client is closed', 'closed'));
       return;
     }
     const socket = this.socket ?? this.open();
     const opaque = this.nextOpaque;
     this.nextOpaque = opaque >= 0xffffffff ? 1 : opaque + 1;
-    request.writeUInt32BE(opaque, 12);
+    request.writeUInt32BE(opaque, OPAQUE_OFFSET);
     this.pending.push({
       opaque,
       deadlineMs: performance.now() + this.target.timeoutMs,
@@ -116,35 +117,42 @@ export class MemcachedConnection {
       if (this.socket === socket) this.receive(data);
     });
     socket.on('error', (err: Error) => {
-      this.fail(socket, new MemcachedIoError(err.message, false, { cause: err }));
+      this.fail(socket, new MemcachedIoError(err.message, 'connection', { cause: err }));
     });
     socket.on('close', () => {
-      this.fail(socket, new MemcachedIoError('the connection closed', false));
+      this.fail(socket, new MemcachedIoError('connection closed', 'connection'));
     });
     return socket;
   }
 
   private receive(data: Buffer): void {
     let buffer = this.received.length === 0 ? data : Buffer.concat([this.received, data]);
-    while (buffer.length >= HEADER_BYTES) {
-      const parsed = memjs.Utils.parseMessage(buffer) as MemcachedResponse | false;
-      if (parsed === false) break;
-      buffer = buffer.subarray(HEADER_BYTES + parsed.header.totalBodyLength);
+    for (;;) {
+      let parsed: ReturnType<typeof parseResponse>;
+      try {
+        parsed = parseResponse(buffer);
+      } catch (err: unknown) {
+        this.outOfStep(err instanceof Error ? err.message : String(err));
+        return;
+      }
+      if (parsed === undefined) break;
+      buffer = buffer.subarray(parsed.bytes);
       const head = this.pending[0];
-      if (head?.opaque !== parsed.header.opaque) {
-        // Answers out of step with the requests: nothing after this point can be trusted.
-        this.received = Buffer.alloc(0);
-        if (this.socket !== undefined)
-          this.fail(
-            this.socket,
-            new MemcachedIoError('an answer did not match its request', false),
-          );
+      if (head?.opaque !== parsed.response.opaque) {
+        this.outOfStep('an answer did not match its request');
         return;
       }
       this.pending.shift();
-      head.onResponse(parsed);
+      head.onResponse(parsed.response);
     }
     this.received = buffer;
+  }
+
+  /** Answers out of step with the requests: nothing after this point can be trusted. */
+  private outOfStep(reason: string): void {
+    this.received = Buffer.alloc(0);
+    if (this.socket !== undefined)
+      this.fail(this.socket, new MemcachedIoError(reason, 'out-of-step'));
   }
 
   private armTimer(delayMs: number): void {
@@ -164,7 +172,7 @@ export class MemcachedConnection {
     if (this.socket !== undefined) {
       this.fail(
         this.socket,
-        new MemcachedIoError(`no answer within ${this.target.timeoutMs} ms`, true),
+        new MemcachedIoError(`no answer within ${this.target.timeoutMs} ms`, 'timeout'),
       );
     }
   };
@@ -187,7 +195,7 @@ export class MemcachedConnection {
   close(): void {
     this.isClosed = true;
     if (this.socket !== undefined) {
-      this.fail(this.socket, new MemcachedIoError('the memcached client is closed', false));
+      this.fail(this.socket, new MemcachedIoError('the memcached client is closed', 'closed'));
     }
   }
 }

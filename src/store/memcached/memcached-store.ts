@@ -13,10 +13,13 @@ import type {
   TokenBucketChange,
   TokenBucketState,
 } from '../counter-store';
+import { connectionFailure } from '../connection-words';
 import { StoreError } from '../errors';
+import { FailureLog } from '../failure-log';
 import { MemcachedIoError } from './connection';
 import { unstorableKeyReason } from './key-rules';
 import { ServerList } from './server-list';
+import type { ServerPool } from './server-pool';
 import { MemcachedReplyError, type ServerSet } from './server-set';
 import { dnsSrvResolver, type SrvResolver } from './srv';
 import { memcachedTlsOptions } from './tls-options';
@@ -43,8 +46,15 @@ interface OpCounters {
   readonly error: Counter | undefined;
 }
 
+/** The error callers get, in an operator's words: a lost connection names the server. */
 function storeError(err: unknown, server: string | undefined): StoreError {
   if (err instanceof StoreError) return err;
+  if (err instanceof MemcachedIoError && err.failure === 'connection' && server !== undefined) {
+    return new StoreError('memcache', connectionFailure(err.cause ?? err), true, {
+      cause: err,
+      unreachable: server,
+    });
+  }
   const where = server === undefined ? '' : `${server}: `;
   // A reply (a stored value that is not a number ...) is not cured by retrying; the rest may be.
   const isTransient = !(err instanceof MemcachedReplyError);
@@ -61,6 +71,7 @@ export class MemcachedCounterStore implements CounterStore {
   readonly backend = 'memcache' as const;
   readonly unsupported = Object.freeze({ token_bucket: NO_TOKEN_BUCKET });
   private readonly listeners: ((isConnected: boolean) => void)[] = [];
+  private readonly failures: FailureLog;
   private lastConnected = true;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
@@ -79,6 +90,7 @@ export class MemcachedCounterStore implements CounterStore {
     private readonly logger: Logger,
     stats: MemcacheStatsSource | undefined,
   ) {
+    this.failures = new FailureLog('memcache', logger, clock);
     const counter = (name: string): Counter | undefined => stats?.counter(STAT.memcache(name));
     const op = (name: string): OpCounters => ({
       success: counter(`${name}.__code=success`),
@@ -121,8 +133,11 @@ export class MemcachedCounterStore implements CounterStore {
         tls,
         resolver: options.resolver ?? dnsSrvResolver,
         logger: options.logger,
-        onStateChange: () => {
-          store.connectionChanged();
+        onStateChange: (pool) => {
+          store.poolChanged(pool);
+        },
+        onConnectionError: (pool, err) => {
+          store.poolFailed(pool, err);
         },
       });
     } catch (err: unknown) {
@@ -142,14 +157,19 @@ export class MemcachedCounterStore implements CounterStore {
     return this.servers;
   }
 
-  private connectionChanged(): void {
+  private poolChanged(pool: ServerPool): void {
+    if (pool.isUp) this.failures.up(pool.address);
     const now = this.isConnected();
     if (now === this.lastConnected) return;
     this.lastConnected = now;
-    if (!now)
-      this.logger.error('a memcached server stopped answering; its keys fail until it is back');
-    else this.logger.info('every memcached server answers again');
     for (const listener of this.listeners) listener(now);
+  }
+
+  /** A connection to `pool`'s server failed: the server is away, for this reason. */
+  private poolFailed(pool: ServerPool, err: Error): void {
+    const cause = err instanceof MemcachedIoError ? (err.cause ?? err) : err;
+    this.failures.down(pool.address, connectionFailure(cause));
+    this.logger.debug('memcached connection failed', { server: pool.address, error: err.message });
   }
 
   /** A StoreError for the first key memcached cannot store; such a request sends nothing. */
@@ -259,10 +279,14 @@ export class MemcachedCounterStore implements CounterStore {
     );
   }
 
+  /** Counts `work` in flight until it settles, and its failure toward the failure log. */
   private async tracked<T>(work: Promise<T>): Promise<T> {
     this.inFlight += 1;
     try {
       return await work;
+    } catch (err: unknown) {
+      if (err instanceof StoreError) this.failures.requestFailed(err);
+      throw err;
     } finally {
       this.inFlight -= 1;
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();

@@ -18,7 +18,9 @@ export interface ServerListOptions {
   readonly resolver: SrvResolver;
   readonly logger: Logger;
   /** A server started or stopped answering. */
-  readonly onStateChange: () => void;
+  readonly onStateChange: (pool: ServerPool) => void;
+  /** A connection to a server failed (the server then counts as not answering). */
+  readonly onConnectionError: (pool: ServerPool, err: Error) => void;
 }
 
 /**
@@ -79,15 +81,8 @@ export class ServerList {
         tls: this.options.tls,
         timeoutMs: this.options.timeoutMs,
         connections: this.options.connectionsPerServer,
-        onStateChange: () => {
-          this.options.onStateChange();
-        },
-        onConnectionError: (pool, err) => {
-          this.options.logger.debug('memcached connection failed', {
-            server: pool.address,
-            error: err.message,
-          });
-        },
+        onStateChange: this.options.onStateChange,
+        onConnectionError: this.options.onConnectionError,
       });
     });
     return new ServerSet(addresses, pools);

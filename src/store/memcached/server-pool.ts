@@ -1,20 +1,7 @@
-// The connections to one memcached server, shaped as the server object memjs's Client drives.
-import { MemcachedConnection, type ConnectionTarget, type MemcachedResponse } from './connection';
-
-/**
- * The members of memjs's Server that its Client calls (memjs 1.3: `perform` registers both
- * callbacks for a sequence number, then writes; `close` ends the connection). memjs's own
- * Server speaks plain TCP only; this one adds TLS, a pool of connections and per-request
- * deadlines, and memjs keeps building the requests and picking the server.
- */
-export interface MemjsServerSide {
-  readonly host: string;
-  readonly port: number;
-  onResponse(seq: number, fn: (response: MemcachedResponse) => void): void;
-  onError(seq: number, fn: (err: Error) => void): void;
-  write(blob: Buffer): void;
-  close(): void;
-}
+// The connections to one memcached server: requests spread over them in turn, and whether the
+// server answers.
+import type { MemcachedResponse } from './binary-protocol';
+import { MemcachedConnection, type ConnectionTarget } from './connection';
 
 export interface ServerPoolOptions extends ConnectionTarget {
   /** The address as configured or resolved (`host:port`), for messages and identity. */
@@ -26,18 +13,12 @@ export interface ServerPoolOptions extends ConnectionTarget {
   readonly onConnectionError: (pool: ServerPool, err: Error) => void;
 }
 
-export class ServerPool implements MemjsServerSide {
-  readonly host: string;
-  readonly port: number;
+export class ServerPool {
   private readonly connections: MemcachedConnection[];
   private next = 0;
-  private onNextResponse: ((response: MemcachedResponse) => void) | undefined;
-  private onNextError: ((err: Error) => void) | undefined;
   private isAnswering = true;
 
   constructor(private readonly options: ServerPoolOptions) {
-    this.host = options.host;
-    this.port = options.port;
     const events = {
       onUp: (): void => {
         this.setAnswering(true);
@@ -75,29 +56,24 @@ export class ServerPool implements MemjsServerSide {
     this.options.onStateChange(this);
   }
 
-  onResponse(_seq: number, fn: (response: MemcachedResponse) => void): void {
-    // memjs calls onResponse, onError and write back to back for one request.
-    this.onNextResponse = (response) => {
-      this.setAnswering(true);
-      fn(response);
-    };
-  }
-
-  onError(_seq: number, fn: (err: Error) => void): void {
-    this.onNextError = fn;
-  }
-
-  write(blob: Buffer): void {
-    const onResponse = this.onNextResponse;
-    const onError = this.onNextError;
-    this.onNextResponse = undefined;
-    this.onNextError = undefined;
-    if (onResponse === undefined || onError === undefined) {
-      throw new Error('memjs wrote a request without registering its callbacks');
-    }
+  /**
+   * Writes one request on the next connection in turn; resolves with its response, or rejects
+   * with a MemcachedIoError within the timeout. No retry: a resent increment could count twice.
+   */
+  send(request: Buffer): Promise<MemcachedResponse> {
     const connection = this.connections[this.next] ?? this.connections[0];
     this.next = (this.next + 1) % this.connections.length;
-    connection?.send(blob, onResponse, onError);
+    return new Promise((resolve, reject) => {
+      if (connection === undefined) throw new Error('a server pool without connections');
+      connection.send(
+        request,
+        (response) => {
+          this.setAnswering(true);
+          resolve(response);
+        },
+        reject,
+      );
+    });
   }
 
   close(): void {

@@ -4,7 +4,6 @@ import type {
   CounterIncrement,
   CounterRead,
   CounterStore,
-  ImmediateCounts,
   SlidingWindowChange,
   SlidingWindowCounts,
   TokenBucketChange,
@@ -25,8 +24,8 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * How long one slice of the background sweep may hold the event loop. A count of keys alone
- * is no bound: the same 10,000 keys took 8 to 47 ms here, depending on what else ran.
+ * How long one slice of the background sweep may hold the event loop. A time, not a count of
+ * keys: how long a given number of keys takes varies with what else the process runs.
  */
 const SWEEP_SLICE_MS = 2;
 /** Keys looked at between two reads of the clock during a slice. */
@@ -147,8 +146,8 @@ export class MemoryCounterStore implements CounterStore {
     return value;
   }
 
-  /** Synchronous core of increment(); the engine's hot path may call it directly. */
-  incrementNow(batch: readonly CounterIncrement[]): number[] {
+  /** Answers in the calling turn, as every method here does: no I/O, so no promise. */
+  increment(batch: readonly CounterIncrement[]): number[] {
     const now = this.options.clock.nowMs();
     const out = new Array<number>(batch.length);
     for (let i = 0; i < batch.length; i++) {
@@ -158,8 +157,7 @@ export class MemoryCounterStore implements CounterStore {
     return out;
   }
 
-  /** Synchronous core of slidingWindow(). */
-  slidingWindowNow(batch: readonly SlidingWindowChange[]): SlidingWindowCounts[] {
+  slidingWindow(batch: readonly SlidingWindowChange[]): SlidingWindowCounts[] {
     const now = this.options.clock.nowMs();
     return batch.map((item) => {
       // Read before change(), whose insert may move entries and so the position.
@@ -169,8 +167,8 @@ export class MemoryCounterStore implements CounterStore {
     });
   }
 
-  /** Synchronous core of tokenBucket(): the TAT is the key's value, kept until the bucket is full. */
-  tokenBucketNow(batch: readonly TokenBucketChange[]): TokenBucketState[] {
+  /** The TAT is the key's value, kept until the bucket is full. */
+  tokenBucket(batch: readonly TokenBucketChange[]): TokenBucketState[] {
     const now = this.options.clock.nowMs();
     return batch.map((item) => {
       const at = this.live(item.key, now);
@@ -189,36 +187,13 @@ export class MemoryCounterStore implements CounterStore {
     });
   }
 
-  /** Current values (0 for a missing key): the synchronous core of read(). */
-  readNow(keys: readonly CounterRead[]): number[] {
+  /** Current values (0 for a missing key). */
+  read(keys: readonly CounterRead[]): number[] {
     const now = this.options.clock.nowMs();
     return keys.map((k) => {
       const at = this.live(k.key, now);
       return at < 0 ? 0 : this.table.value(at);
     });
-  }
-
-  readonly immediate: ImmediateCounts = {
-    increment: (batch) => this.incrementNow(batch),
-    read: (keys) => this.readNow(keys),
-    slidingWindow: (batch) => this.slidingWindowNow(batch),
-    tokenBucket: (batch) => this.tokenBucketNow(batch),
-  };
-
-  increment(batch: readonly CounterIncrement[]): Promise<number[]> {
-    return Promise.resolve(this.incrementNow(batch));
-  }
-
-  slidingWindow(batch: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
-    return Promise.resolve(this.slidingWindowNow(batch));
-  }
-
-  tokenBucket(batch: readonly TokenBucketChange[]): Promise<TokenBucketState[]> {
-    return Promise.resolve(this.tokenBucketNow(batch));
-  }
-
-  read(keys: readonly CounterRead[]): Promise<number[]> {
-    return Promise.resolve(this.readNow(keys));
   }
 
   isConnected(): boolean {

@@ -60,6 +60,10 @@ export function encodePlain(command: CounterCommand): string {
  * comes from the client: the connection closed (the queue was flushed), the stream was not
  * writable, or the timeout fired; then the whole batch fails at once. After a timeout the
  * command still takes its late replies, so the queue stays in step.
+ *
+ * The client's command queue and reply dispatch are ioredis internals: package.json pins the
+ * version this was written against, and test/contract/redis/ioredis-behaviour.test.ts names
+ * each behaviour relied on, so an upgrade that changes one fails there.
  */
 export class BatchCommand extends Command {
   private replies: Reply[];
@@ -140,9 +144,10 @@ export class BatchCommand extends Command {
   /**
    * A finished command can stay reachable for a while from objects the young-generation GC
    * treats as live (old-space garbage, the client's internals). Whatever it still points at
-   * then survives every scavenge and is promoted: with the batch's ops, their promises and
-   * each request's state, that was most of the Redis path's GC time. So it lets go of all
-   * of it before delivering. The queue entry stays until the last reply is taken (take()).
+   * then survives every scavenge and is promoted, the batch's ops, their promises and each
+   * request's state with it, which makes the old generation's collections frequent. So it lets
+   * go of all of it before delivering. The queue entry stays until the last reply is taken
+   * (take()).
    */
   private release(): void {
     this.deliver = undefined;

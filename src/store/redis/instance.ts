@@ -3,6 +3,7 @@ import type { Cluster } from 'ioredis';
 import { systemClock, type Clock } from '../../lib/clock';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import { maskCredentialsInUrl } from '../../lib/mask';
 import type { RedisInstanceSettings } from '../../settings';
 import type { Counter, Gauge } from '../../stats';
 import type {
@@ -13,7 +14,9 @@ import type {
   TokenBucketState,
 } from '../counter-store';
 import { SlidingWindowOp, TokenBucketOp } from './algorithm-ops';
+import { connectionFailure } from '../connection-words';
 import { StoreError } from '../errors';
+import type { FailureLog } from '../failure-log';
 import { defaultAwsIdentity, type AwsIdentity } from './aws-identity';
 import { PipelineBatcher, type Batcher } from './batcher';
 import { ClusterBatcher } from './cluster-batcher';
@@ -28,6 +31,7 @@ import {
 } from './connection';
 import { credentialSource, keepCredentialsFresh, type CredentialSource } from './credentials';
 import { IamTokenProvider } from './iam-token';
+import { describeFailure } from './failures';
 import { IncrementOp, ReadOp, toStoreError } from './ops';
 import { TlsFileError } from './tls';
 
@@ -45,6 +49,8 @@ export interface InstanceDeps {
   readonly pool: PoolStats | undefined;
   /** Called whenever the instance connects or loses its connection. */
   readonly onChange: () => void;
+  /** Where the instance's outages and failed calls are told, a few lines per outage. */
+  readonly failures: FailureLog;
   /** Signs IAM tokens; the AWS SDK's default chain when absent. */
   readonly awsIdentity?: AwsIdentity | undefined;
   readonly clock?: Clock | undefined;
@@ -90,8 +96,13 @@ function createHandle(instance: RedisInstanceSettings): InstanceClient {
 
 export class Instance {
   readonly batcher: Batcher;
+  /** Where the instance is, for operators: its URL with credentials masked. */
+  readonly address: string;
   private isReady = false;
   private stopRefreshing: () => void = () => undefined;
+  /** Why the last connection attempt failed, in words; cleared once connected. */
+  private connectionCause: string | undefined;
+  private readonly failures: FailureLog;
 
   private constructor(
     readonly settings: RedisInstanceSettings,
@@ -99,6 +110,8 @@ export class Instance {
     deps: InstanceDeps,
   ) {
     const { client } = handle;
+    this.address = maskCredentialsInUrl(settings.url);
+    this.failures = deps.failures;
     this.batcher = handle.isCluster
       ? new ClusterBatcher(
           client as CounterClient & Cluster,
@@ -106,14 +119,15 @@ export class Instance {
           settings.timeoutMs,
         )
       : new PipelineBatcher(client as Exclude<CounterClient, Cluster>, settings.pipelineWindowMs);
-    client.on('error', (err: Error) => {
-      deps.logger.debug('redis client error', {
-        target: describeInstance(settings),
-        error: err.message,
+    for (const event of ['error', 'node error']) {
+      client.on(event, (err: Error) => {
+        this.connectionFailed(err, deps.logger);
       });
-    });
+    }
     client.on('ready', () => {
       this.isReady = true;
+      this.connectionCause = undefined;
+      this.failures.up(this.address);
       deps.pool?.total.inc();
       deps.pool?.active.set(1);
       deps.onChange();
@@ -122,11 +136,36 @@ export class Instance {
       client.on(event, () => {
         if (!this.isReady) return;
         this.isReady = false;
+        this.failures.down(this.address, this.connectionCause ?? 'connection closed');
         deps.pool?.closed.inc();
         deps.pool?.active.set(0);
         deps.onChange();
       });
     }
+  }
+
+  /** Keeps the newest reason the connection fails, for the outage's lines and callers' errors. */
+  private connectionFailed(err: Error, logger: Logger): void {
+    this.connectionCause = connectionFailure(err);
+    if (this.failures.isDown(this.address)) this.failures.down(this.address, this.connectionCause);
+    logger.debug('redis client error', {
+      target: describeInstance(this.settings),
+      error: err.message,
+    });
+  }
+
+  /** Hands `reject` a failed call's error in an operator's words, and counts it. */
+  private rejecting(reject: (err: StoreError) => void): (err: StoreError) => void {
+    return (err) => {
+      const described = describeFailure(err, {
+        address: this.address,
+        isConnected: this.isConnected,
+        connectionCause: this.connectionCause ?? this.failures.causeOf(this.address),
+        timeoutMs: this.settings.timeoutMs,
+      });
+      this.failures.requestFailed(described);
+      reject(described);
+    };
   }
 
   /**
@@ -168,13 +207,13 @@ export class Instance {
 
   increment(items: readonly CounterIncrement[]): Promise<number[]> {
     return new Promise((resolve, reject) => {
-      this.batcher.submit(new IncrementOp(items, resolve, reject));
+      this.batcher.submit(new IncrementOp(items, resolve, this.rejecting(reject)));
     });
   }
 
   slidingWindow(items: readonly SlidingWindowChange[]): Promise<SlidingWindowCounts[]> {
     return new Promise((resolve, reject) => {
-      this.batcher.submit(new SlidingWindowOp(items, resolve, reject));
+      this.batcher.submit(new SlidingWindowOp(items, resolve, this.rejecting(reject)));
     });
   }
 
@@ -182,13 +221,13 @@ export class Instance {
     const client = this.handle.client;
     const sendAlone = (command: CounterCommand): Promise<unknown> => sendCommand(client, command);
     return new Promise((resolve, reject) => {
-      this.batcher.submit(new TokenBucketOp(items, resolve, reject, sendAlone));
+      this.batcher.submit(new TokenBucketOp(items, resolve, this.rejecting(reject), sendAlone));
     });
   }
 
   read(keys: readonly string[]): Promise<number[]> {
     return new Promise((resolve, reject) => {
-      this.batcher.submit(new ReadOp(keys, resolve, reject));
+      this.batcher.submit(new ReadOp(keys, resolve, this.rejecting(reject)));
     });
   }
 

@@ -1,5 +1,5 @@
 // Counters in Redis (single, sentinel or cluster): INCRBY + EXPIRE per key, pipelined per instance.
-import type { Clock } from '../../lib/clock';
+import { systemClock, type Clock } from '../../lib/clock';
 import type { Logger } from '../../lib/logger';
 import type { RedisBackendSettings, RedisInstanceSettings } from '../../settings';
 import { STAT, type Counter, type Gauge } from '../../stats';
@@ -13,6 +13,7 @@ import type {
   TokenBucketState,
 } from '../counter-store';
 import { StoreError } from '../errors';
+import { FailureLog } from '../failure-log';
 import type { AwsIdentity } from './aws-identity';
 import { Instance, type PoolStats } from './instance';
 
@@ -26,7 +27,7 @@ export interface PoolStatsSource {
 export interface RedisStoreOptions {
   /** Signs IAM tokens; the AWS SDK's default credential chain and region when absent. */
   readonly awsIdentity?: AwsIdentity;
-  /** The clock IAM tokens are signed at. */
+  /** The clock IAM tokens are signed at, and outages are timed by. */
   readonly clock?: Clock;
   /**
    * The settings' main instance is the per-second one opened alone (its statistics are
@@ -56,7 +57,6 @@ export class RedisCounterStore implements CounterStore {
   private constructor(
     private readonly main: Instance,
     private readonly perSecond: Instance | undefined,
-    private readonly logger: Logger,
   ) {}
 
   /**
@@ -70,12 +70,14 @@ export class RedisCounterStore implements CounterStore {
     options: RedisStoreOptions = {},
   ): Promise<RedisCounterStore> {
     const holder: { store?: RedisCounterStore } = {};
+    const failures = new FailureLog('redis', logger, options.clock ?? systemClock);
     const open = (instance: RedisInstanceSettings, isPerSecond: boolean): Promise<Instance> =>
       Instance.open(instance, {
         logger,
         startup: settings.startup,
         pool: poolStats(stats, isPerSecond ? 'redis_per_second_pool' : 'redis_pool'),
         onChange: () => holder.store?.connectionChanged(),
+        failures,
         awsIdentity: options.awsIdentity,
         clock: options.clock,
       });
@@ -88,7 +90,7 @@ export class RedisCounterStore implements CounterStore {
       await main.close();
       throw err;
     }
-    const store = new RedisCounterStore(main, perSecond, logger);
+    const store = new RedisCounterStore(main, perSecond);
     holder.store = store;
     store.connectionChanged();
     return store;
@@ -98,8 +100,6 @@ export class RedisCounterStore implements CounterStore {
     const now = this.isConnected();
     if (now === this.lastConnected) return;
     this.lastConnected = now;
-    if (!now) this.logger.error('lost the connection to redis; requests fail until it is back');
-    else this.logger.info('connected to redis');
     for (const listener of this.listeners) listener(now);
   }
 

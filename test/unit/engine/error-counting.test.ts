@@ -28,12 +28,12 @@ async function countsFor(
   error: Error,
 ): Promise<{ redis: number; service: number; thrown: unknown }> {
   const { engine, stats } = engineOf(failingStore(error), new ManualClock(0), [CONFIG]);
-  const thrown = await engine
-    .shouldRateLimit({ domain: 'd', descriptors: [descriptor([['k', 'v']])], hitsAddend: 0 })
-    .then(
-      () => undefined,
-      (err: unknown) => err,
-    );
+  const thrown = await Promise.resolve(
+    engine.shouldRateLimit({ domain: 'd', descriptors: [descriptor([['k', 'v']])], hitsAddend: 0 }),
+  ).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   const counters = stats.snapshot().counters;
   return {
     redis: counters.get(REDIS_ERROR) ?? 0,
@@ -52,37 +52,45 @@ it('counts neither for an error that is no backend failure', async () => {
   expect(await countsFor(error)).toEqual({ redis: 0, service: 0, thrown: error });
 });
 
-it('counts a request the service cannot answer as service_error', async () => {
+it('counts a request the service cannot answer as service_error', () => {
   const { engine, stats } = engineOf(failingStore(new Error('unused')), new ManualClock(0), [
     CONFIG,
   ]);
-  await expect(
-    engine.shouldRateLimit({ domain: '', descriptors: [], hitsAddend: 0 }),
-  ).rejects.toBeInstanceOf(RequestError);
+  // Refused before the store is asked: in the calling turn, whatever the store.
+  expect(() => engine.shouldRateLimit({ domain: '', descriptors: [], hitsAddend: 0 })).toThrow(
+    RequestError,
+  );
   expect(stats.snapshot().counters.get(SERVICE_ERROR)).toBe(1);
 });
 
-describe('deciding in the calling turn', () => {
+describe('one decision path', () => {
   const request = { domain: 'd', descriptors: [descriptor([['k', 'v']])], hitsAddend: 0 };
 
-  it('is offered by a store that counts without I/O, and not by one that needs a promise', () => {
-    const memory = engineOf(
-      new MemoryCounterStore({ clock: new ManualClock(0) }),
-      new ManualClock(0),
-      [CONFIG],
-    );
-    expect(memory.engine.decideNow?.(request).overallCode).toBe('OK');
-    const redis = engineOf(failingStore(new Error('unused')), new ManualClock(0), [CONFIG]);
-    expect(redis.engine.decideNow).toBeUndefined();
+  it('answers in the calling turn, with no promise, when the store needs no I/O', () => {
+    const clock = new ManualClock(0);
+    const { engine } = engineOf(new MemoryCounterStore({ clock }), clock, [CONFIG]);
+    const answer = engine.shouldRateLimit(request);
+    expect(answer).not.toBeInstanceOf(Promise);
+    expect((answer as { overallCode: string }).overallCode).toBe('OK');
   });
 
-  it('throws a request it cannot answer, counted as service_error', () => {
-    const clock = new ManualClock(0);
-    const { engine, stats } = engineOf(new MemoryCounterStore({ clock }), clock, [CONFIG]);
-    expect(() => engine.decideNow?.({ domain: '', descriptors: [], hitsAddend: 0 })).toThrow(
-      RequestError,
-    );
-    expect(stats.snapshot().counters.get(SERVICE_ERROR)).toBe(1);
-    expect(stats.snapshot().counters.get(REDIS_ERROR) ?? 0).toBe(0);
+  it('answers with a promise when the store does, and counts its rejection', async () => {
+    const error = new StoreError('redis', 'unreachable', true);
+    const { engine, stats } = engineOf(failingStore(error), new ManualClock(0), [CONFIG]);
+    const answer = engine.shouldRateLimit(request);
+    expect(answer).toBeInstanceOf(Promise);
+    await expect(answer).rejects.toBe(error);
+    expect(stats.snapshot().counters.get(REDIS_ERROR)).toBe(1);
+  });
+
+  it('counts a store that fails in the calling turn as one that rejects', () => {
+    const error = new StoreError('memory', 'broken', false);
+    const store = new MemoryCounterStore({ clock: new ManualClock(0) });
+    store.increment = () => {
+      throw error;
+    };
+    const { engine, stats } = engineOf(store, new ManualClock(0), [CONFIG]);
+    expect(() => engine.shouldRateLimit(request)).toThrow(error);
+    expect(stats.snapshot().counters.get(REDIS_ERROR)).toBe(1);
   });
 });

@@ -2,7 +2,6 @@
 import { loadSettings, allSettingNames, namesFor } from '../../../src/settings';
 import { settingsProblems } from '../../helpers/settings';
 import { list, map } from '../../../src/settings/fields';
-import { NOT_BUILT } from '../../../src/settings/not-built';
 
 const problems = settingsProblems;
 
@@ -461,8 +460,7 @@ describe('tracing settings', () => {
   });
 });
 
-it('has no capability left that is refused as not built yet', () => {
-  expect(NOT_BUILT).toEqual([]);
+it('turns tracing on when asked', () => {
   expect(loadSettings({ TRACING_ENABLED: 'true' }).tracing.enabled).toBe(true);
 });
 
@@ -556,6 +554,19 @@ describe('mogrifiers', () => {
     expect(sink).toMatchObject({ mogrifiers: [{ pattern: 'real' }] });
   });
 
+  it('refuse at start-up a pattern Go would not compile, in its words', () => {
+    expect(
+      problems({
+        USE_DOG_STATSD: 'true',
+        DOG_STATSD_MOGRIFIERS: 'A',
+        DOG_STATSD_MOGRIFIER_A_PATTERN: '^a(?=b)',
+        DOG_STATSD_MOGRIFIER_A_NAME: 'n',
+      }),
+    ).toEqual([
+      'DOG_STATSD_MOGRIFIER_A_PATTERN: "^a(?=b)" is not a valid regular expression (error parsing regexp: invalid or unsupported Perl syntax: `(?=`); patterns are Go\'s (RE2 syntax)',
+    ]);
+  });
+
   it('are validated when DogStatsD is on', () => {
     const found = problems({
       USE_DOG_STATSD: 'true',
@@ -633,7 +644,7 @@ describe('statistics sinks', () => {
       mogrifiers: [
         {
           name: 'RULE',
-          pattern: String.raw`^ratelimit\.service\.rate_limit\.(?<domain>[^.]+)\.(.*)$`,
+          pattern: String.raw`^ratelimit\.service\.rate_limit\.(?P<domain>[^.]+)\.(.*)$`,
           metricName: 'ratelimit.rule',
           tags: { domain: '$1', rest: '$2' },
         },

@@ -155,6 +155,55 @@ mappings:
   });
 });
 
+describe('regex mappings, with Go semantics', () => {
+  /** A braced template reference, `${name}`, which a template literal would interpolate. */
+  const braced = (name: string): string => '${' + name + '}';
+  const mapper = MetricMapper.fromYaml(
+    String.raw`mappings:
+  - match: '(?i)^ratelimit\.service\.rate_limit\.(?P<domain>[^.]+)\.(?P<rest>.+)\.(?P<stat>[[:alpha:]_]+)$'
+    match_type: regex
+    name: "ratelimit_$3"
+    labels: { domain: "$domain", descriptor: "${braced('rest')}", stat: "$stat", none: "$nope" }
+  - match: '^code\.([[:digit:]]+)$'
+    match_type: regex
+    name: "code"
+    labels: { code: "${braced('1')}" }
+`,
+    'go.yaml',
+  );
+
+  it('reads (?i), and expands $name and ${name} in labels as Go does', () => {
+    expect(
+      mapper.map('RateLimit.Service.Rate_Limit.api.path_x.total_hits', 'counter'),
+    ).toMatchObject({
+      name: 'ratelimit_total_hits',
+      labels: { domain: 'api', descriptor: 'path_x', stat: 'total_hits', none: '' },
+    });
+  });
+
+  it('reads a POSIX class as a class', () => {
+    expect(mapper.map('code.429', 'counter')).toMatchObject({
+      name: 'code',
+      labels: { code: '429' },
+    });
+    expect(mapper.map('code.d]', 'counter').rule).toBeUndefined();
+  });
+
+  it.each([
+    [
+      "'(?=x)'",
+      /^f\.yaml: mapping 1: invalid regex \(\?=x\): error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`$/,
+    ],
+    [
+      `'(a)'\n    labels: { cost: "$$1" }`,
+      /^f\.yaml: mapping 1: label cost: "\$\$1" holds a literal \$ \(Go keeps it as text\); this service reads every \$ as a group reference$/,
+    ],
+  ])('refuses %s at load', (match, message) => {
+    const text = `mappings:\n  - match: ${match}\n    match_type: regex\n    name: x\n`;
+    expect(() => MetricMapper.fromYaml(text, 'f.yaml')).toThrow(message);
+  });
+});
+
 describe('refusals', () => {
   it.each([
     ['mappings: [', /^f\.yaml: the YAML does not parse: /],

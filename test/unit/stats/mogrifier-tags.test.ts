@@ -31,6 +31,25 @@ describe('Mogrifier', () => {
   });
 });
 
+describe('Mogrifier patterns, as Go reads them', () => {
+  const mogrifier = new Mogrifier([
+    {
+      name: 'GO',
+      pattern: String.raw`(?i)^ratelimit\.service\.rate_limit\.(?P<domain>[^.]+)\.([[:alpha:]_]+)$`,
+      metricName: 'rule.$2',
+      tags: { domain: '$1' },
+    },
+  ]);
+
+  it('reads (?i), (?P<name>...) and POSIX classes', () => {
+    expect(mogrifier.apply('RATELIMIT.service.rate_limit.api.total_hits')).toEqual({
+      name: 'rule.total_hits',
+      tags: ['domain:api'],
+    });
+    expect(mogrifier.apply('ratelimit.service.rate_limit.api.d]').tags).toEqual([]);
+  });
+});
+
 describe('EXTRA_TAGS', () => {
   it('are encoded into statsd names sorted, with . : | replaced', () => {
     expect(nameTagSuffix({ zone: 'eu.1', app: 'rl:v|2', empty: '' })).toBe(

@@ -1,11 +1,14 @@
 // The memcached store's pure parts: key rules, the checksum, SRV ordering and address parsing.
 import { parseHostPort } from '../../../src/store/memcached/address';
-import { MAX_KEY_BYTES, unstorableKeyReason } from '../../../src/store/memcached/key-rules';
 import {
-  crc32,
-  crc32Portable,
-  serverIndexFor,
-} from '../../../src/store/memcached/server-selection';
+  decrementRequest,
+  getRequest,
+  incrementRequest,
+  parseResponse,
+  storedValue,
+} from '../../../src/store/memcached/binary-protocol';
+import { MAX_KEY_BYTES, unstorableKeyReason } from '../../../src/store/memcached/key-rules';
+import { crc32, serverIndexFor } from '../../../src/store/memcached/server-selection';
 import { isSrvName, resolveServers, serverAddresses } from '../../../src/store/memcached/srv';
 
 describe('key rules', () => {
@@ -36,11 +39,13 @@ describe('key rules', () => {
 });
 
 describe('server selection', () => {
-  it('computes the same CRC-32 with and without zlib', () => {
-    for (const key of ['', 'a', '123456789', 'd_k_été_1', 'x'.repeat(300)]) {
-      expect({ key, crc: crc32Portable(key) }).toEqual({ key, crc: crc32(key) });
-    }
-    expect(crc32Portable('123456789')).toBe(0xcbf43926);
+  it.each([
+    ['', 0],
+    ['123456789', 0xcbf43926],
+    ['d_k_été_1', 2159907353],
+    ['x'.repeat(300), 457387283],
+  ])('computes the IEEE CRC-32 of the UTF-8 bytes of %j', (key, expected) => {
+    expect(crc32(key)).toBe(expected);
   });
 
   it('always picks the one server of a list of one', () => {
@@ -80,5 +85,48 @@ describe('addresses', () => {
     expect(parseHostPort('cache.ns.svc.:11211')).toEqual({ host: 'cache.ns.svc', port: 11211 });
     expect(parseHostPort('cache')).toBeUndefined();
     expect(parseHostPort('cache:0')).toBeUndefined();
+  });
+});
+
+describe('binary protocol', () => {
+  it('writes an increment as header, 20 bytes of extras and the UTF-8 key', () => {
+    const request = incrementRequest('é', 3, 60);
+    expect(request.toString('hex')).toBe(
+      [
+        '80050002', // magic, opcode, key length 2
+        '14000000', // extras 20, data type, vbucket
+        '00000016', // body 22
+        '00000000', // opaque (the connection numbers it)
+        '0000000000000000', // CAS
+        '0000000000000003', // amount
+        '0000000000000003', // initial
+        '0000003c', // expiry
+        'c3a9', // key
+      ].join(''),
+    );
+  });
+
+  it('asks a decrement not to create a missing key, and a get for the key alone', () => {
+    expect(decrementRequest('k', 1).subarray(40, 44).toString('hex')).toBe('ffffffff');
+    expect(getRequest('k').toString('hex')).toBe(`800000010000000000000001${'0'.repeat(24)}6b`);
+  });
+
+  it('reads a response once it is whole, past its extras and key', () => {
+    const response = Buffer.from(
+      `81000000040000000000000600000007${'0'.repeat(16)}deadbeef3432ff`,
+      'hex',
+    );
+    expect(parseResponse(response.subarray(0, 29))).toBeUndefined();
+    const parsed = parseResponse(response);
+    expect(parsed?.bytes).toBe(30);
+    expect(parsed?.response.opaque).toBe(7);
+    expect(parsed?.response.value.toString('hex')).toBe('3432');
+    if (parsed !== undefined) expect(storedValue(parsed.response)).toBe(42);
+  });
+
+  it('refuses bytes that are not a response', () => {
+    expect(() => parseResponse(Buffer.alloc(24))).toThrow(
+      'a reply did not start with the response magic (0x0)',
+    );
   });
 });

@@ -26,38 +26,38 @@ function stores(options: { maxKeys?: number } = {}) {
 describe('the memory store bound (MEMORY_MAX_KEYS)', () => {
   it('never holds more keys than its bound', async () => {
     const { store } = stores({ maxKeys: 100 });
-    for (let i = 0; i < 1000; i++) store.incrementNow([hit(`k${i}`, 60 + (i % 50))]);
+    for (let i = 0; i < 1000; i++) store.increment([hit(`k${i}`, 60 + (i % 50))]);
     expect(store.size).toBe(100);
     await store.close();
   });
 
   it('evicts the key nearest its expiry to make room, and counts it', async () => {
     const { store, evictions } = stores({ maxKeys: 3 });
-    store.incrementNow([hit('hour', 3600), hit('second', 1), hit('minute', 60)]);
-    store.incrementNow([hit('day', 86_400)]);
-    expect(await store.read(['hour', 'second', 'minute', 'day'].map(read))).toEqual([1, 0, 1, 1]);
+    store.increment([hit('hour', 3600), hit('second', 1), hit('minute', 60)]);
+    store.increment([hit('day', 86_400)]);
+    expect(store.read(['hour', 'second', 'minute', 'day'].map(read))).toEqual([1, 0, 1, 1]);
     expect(evictions()).toBe(1);
     await store.close();
   });
 
   it('takes an expired key before a live one when full, without counting an eviction', async () => {
     const { clock, store, evictions } = stores({ maxKeys: 2 });
-    store.incrementNow([hit('short', 1), hit('long', 3600)]);
+    store.increment([hit('short', 1), hit('long', 3600)]);
     clock.advance(5000);
-    store.incrementNow([hit('new', 60)]);
-    expect(await store.read(['long', 'new'].map(read))).toEqual([1, 1]);
+    store.increment([hit('new', 60)]);
+    expect(store.read(['long', 'new'].map(read))).toEqual([1, 1]);
     expect(evictions()).toBe(0);
     await store.close();
   });
 
   it('follows a key whose expiry moved later: it is not the one evicted', async () => {
     const { clock, store } = stores({ maxKeys: 2 });
-    store.incrementNow([hit('moved', 2), hit('fixed', 30)]);
+    store.increment([hit('moved', 2), hit('fixed', 30)]);
     clock.advance(1000);
     // A later increment pushes 'moved' out to an hour.
-    store.incrementNow([hit('moved', 3600)]);
-    store.incrementNow([hit('new', 60)]);
-    expect(await store.read(['moved', 'fixed', 'new'].map(read))).toEqual([2, 0, 1]);
+    store.increment([hit('moved', 3600)]);
+    store.increment([hit('new', 60)]);
+    expect(store.read(['moved', 'fixed', 'new'].map(read))).toEqual([2, 0, 1]);
     await store.close();
   });
 });
@@ -65,8 +65,8 @@ describe('the memory store bound (MEMORY_MAX_KEYS)', () => {
 describe('the memory store sweep', () => {
   it('drops expired keys a slice at a time and leaves live ones alone', async () => {
     const { clock, store } = stores();
-    for (let i = 0; i < 30_000; i++) store.incrementNow([hit(`due${i}`, 1)]);
-    for (let i = 0; i < 5_000; i++) store.incrementNow([hit(`live${i}`, 3600)]);
+    for (let i = 0; i < 30_000; i++) store.increment([hit(`due${i}`, 1)]);
+    for (let i = 0; i < 5_000; i++) store.increment([hit(`live${i}`, 3600)]);
     clock.advance(3000);
     // A slice looks at no more keys than it is given: more are due, so it says so.
     expect(store.sweep(10_000)).toBe(true);
@@ -80,8 +80,8 @@ describe('the memory store sweep', () => {
     const clock = new ManualClock(T0);
     const store = new MemoryCounterStore({ clock, sweepIntervalMs: 1 });
     // Enough keys that no machine deletes them all within one slice's 2 ms.
-    for (let i = 0; i < 100_000; i++) store.incrementNow([hit(`due${i}`, 1)]);
-    store.incrementNow([hit('live', 3600)]);
+    for (let i = 0; i < 100_000; i++) store.increment([hit(`due${i}`, 1)]);
+    store.increment([hit('live', 3600)]);
     clock.advance(3000);
     let turnsWhileSweeping = 0;
     for (let turn = 0; turn < 100_000 && store.size > 1; turn++) {
@@ -95,7 +95,7 @@ describe('the memory store sweep', () => {
 
   it('looks only at due keys: with nothing due a sweep of one step finishes', async () => {
     const { clock, store } = stores();
-    for (let i = 0; i < 10_000; i++) store.incrementNow([hit(`live${i}`, 3600)]);
+    for (let i = 0; i < 10_000; i++) store.increment([hit(`live${i}`, 3600)]);
     clock.advance(10_000);
     expect(store.sweep(1)).toBe(false);
     expect(store.size).toBe(10_000);

@@ -1,5 +1,5 @@
 // A CounterStore wrapper that puts a CLIENT span around each round trip to the backend, for
-// every algorithm's calls.
+// every algorithm's calls; createStore adds it when it is given a tracer.
 import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import {
   ATTR_DB_OPERATION_BATCH_SIZE,
@@ -7,13 +7,14 @@ import {
   ATTR_DB_SYSTEM_NAME,
 } from '@opentelemetry/semantic-conventions';
 import { describeError } from '../lib/errors';
+import { isPromise, type Pending } from '../lib/pending';
 import type {
   CounterIncrement,
   CounterRead,
   CounterStore,
   SlidingWindowChange,
   TokenBucketChange,
-} from '../store';
+} from './counter-store';
 
 /** The db.system.name of each backend; the in-process store is no database and has none. */
 const DB_SYSTEM: Readonly<Record<CounterStore['backend'], string | undefined>> = {
@@ -29,7 +30,7 @@ const DB_SYSTEM: Readonly<Record<CounterStore['backend'], string | undefined>> =
  */
 export function tracedStore(store: CounterStore, tracer: Tracer): CounterStore {
   const system = DB_SYSTEM[store.backend];
-  const around = <T>(operation: string, size: number, work: () => Promise<T>): Promise<T> => {
+  const around = <T>(operation: string, size: number, work: () => Pending<T>): Pending<T> => {
     // Outside a sampled call there is nothing to be a child of (CallSpan.within sets no context
     // for an unsampled call), and a child would not be sampled either.
     const active = context.active();
@@ -47,18 +48,26 @@ export function tracedStore(store: CounterStore, tracer: Tracer): CounterStore {
       },
       active,
     );
-    return work().then(
-      (result) => {
-        span.end();
-        return result;
-      },
-      (err: unknown) => {
-        if (err instanceof Error) span.recordException(err);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: describeError(err) });
-        span.end();
-        throw err;
-      },
-    );
+    const failed = (err: unknown): never => {
+      if (err instanceof Error) span.recordException(err);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: describeError(err) });
+      span.end();
+      throw err;
+    };
+    let answer: Pending<T>;
+    try {
+      answer = work();
+    } catch (err: unknown) {
+      return failed(err);
+    }
+    if (!isPromise(answer)) {
+      span.end();
+      return answer;
+    }
+    return answer.then((result) => {
+      span.end();
+      return result;
+    }, failed);
   };
   return {
     backend: store.backend,
