@@ -197,6 +197,7 @@ export class Instance {
       handle.client.disconnect();
       throw toStoreError(err);
     }
+    deps.logger.info('connected to redis', { target: describeInstance(settings) });
     return instance;
   }
 
