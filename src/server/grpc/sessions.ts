@@ -1,6 +1,7 @@
 // The server's HTTP/2 connections: tracked for shutdown, aged out after MAX_CONNECTION_AGE,
-// cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls.
-import type { H2Connection, H2Session, H2Stream } from '../h2';
+// cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls;
+// unfinished requests on all of them share one buffer budget (GRPC_MAX_BUFFERED_BYTES).
+import { BufferBudget, type H2Connection, type H2Session, type H2Stream } from '../h2';
 import type net from 'node:net';
 import { MAX_TIMER_MS } from './timeout-queue';
 
@@ -13,6 +14,8 @@ export interface SessionTimes {
   readonly headerTimeoutMs: number;
   /** A connection with no call open for this long is closed (IDLE_TIMEOUT). */
   readonly idleTimeoutMs: number;
+  /** Bytes of unfinished requests all connections may hold together (GRPC_MAX_BUFFERED_BYTES). */
+  readonly maxBufferedBytes: number;
 }
 
 function ignore(): void {
@@ -37,6 +40,7 @@ interface Tracked {
 /** Every open connection of one server. */
 export class Sessions {
   private readonly open = new Map<H2Connection, Tracked>();
+  private readonly budget: BufferBudget;
 
   /**
    * @param onClosing called before the server closes a connection, for the streams that
@@ -45,7 +49,9 @@ export class Sessions {
   constructor(
     private readonly times: SessionTimes,
     private readonly onClosing: (session: H2Session) => void,
-  ) {}
+  ) {
+    this.budget = new BufferBudget(times.maxBufferedBytes);
+  }
 
   /** The server's 'session' listener. */
   readonly add = (session: H2Session): void => {
@@ -56,6 +62,7 @@ export class Sessions {
       idleTimer: undefined,
     };
     this.open.set(session, tracked);
+    session.useBudget(this.budget);
     session.on('error', ignore);
     const { maxConnectionAgeMs, maxConnectionAgeGraceMs, headerTimeoutMs } = this.times;
     let ageTimer: NodeJS.Timeout | undefined;
@@ -109,7 +116,7 @@ export class Sessions {
     });
   }
 
-  /** GOAWAY now, calls in flight may finish; whatever is left after `graceMs` is cut. */
+  /** GOAWAY (in two phases), calls in flight may finish; whatever is left after `graceMs` is cut. */
   private close(session: H2Session, graceMs: number): void {
     if (session.closed || session.destroyed) return;
     this.onClosing(session);
