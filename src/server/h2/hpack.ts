@@ -3,7 +3,7 @@
 // state is the table size update a client that lowers SETTINGS_HEADER_TABLE_SIZE expects.
 import { decodeHuffman } from './huffman';
 import { HpackError } from './hpack-error';
-import { checkChars, checkPlace, checkRequest, declaredLength } from './request-rules';
+import { checkChars, checkRegular, checkRequest, type RequestShape } from './request-rules';
 
 /** A request's header fields by name; repeated fields are joined with ", ". */
 export type H2Headers = Record<string, string>;
@@ -113,10 +113,15 @@ class Reader {
 }
 
 /** The fields of one block as they are decoded, until the list grows past its limit. */
-class FieldList {
+class FieldList implements RequestShape {
   readonly headers: H2Headers = Object.create(null) as H2Headers;
   fault: string | undefined = undefined;
   bytes = 0;
+  method: string | undefined = undefined;
+  scheme: string | undefined = undefined;
+  path: string | undefined = undefined;
+  authority: string | undefined = undefined;
+  contentLength: string | undefined = undefined;
   private isRegularSeen = false;
 
   constructor(
@@ -132,19 +137,57 @@ class FieldList {
     const { name, value } = entry;
     this.bytes += entryBytes(entry);
     if (this.bytes > this.maxBytes) return;
-    this.fault ??=
-      entry.fault ?? checkPlace(name, value, this.headers, this.isRegularSeen, this.isTrailers);
-    if (name.charCodeAt(0) !== 0x3a) this.isRegularSeen = true;
+    const fault =
+      entry.fault ??
+      (name.charCodeAt(0) === 0x3a ? this.pseudo(name, value) : this.regular(name, value));
+    this.fault ??= fault;
     const previous = this.headers[name];
     this.headers[name] = previous === undefined ? value : `${previous}, ${value}`;
   }
 
   result(): DecodedBlock {
-    const { headers } = this;
     let fault = this.fault;
-    if (fault === undefined && !this.isTrailers && !this.isFull) fault = checkRequest(headers);
-    const contentLength = fault === undefined ? declaredLength(headers) : undefined;
-    return { headers, fault, listBytes: this.bytes, contentLength };
+    if (fault === undefined && !this.isTrailers && !this.isFull) fault = checkRequest(this);
+    const length = this.contentLength;
+    const contentLength = fault === undefined && length !== undefined ? Number(length) : undefined;
+    return { headers: this.headers, fault, listBytes: this.bytes, contentLength };
+  }
+
+  /** A pseudo-header: a request's, once, before any regular field (section 8.3). */
+  private pseudo(name: string, value: string): string | undefined {
+    if (this.isTrailers) return `trailers carry the pseudo-header ${name}`;
+    if (this.isRegularSeen) return `the pseudo-header ${name} follows a regular field`;
+    let previous: string | undefined;
+    switch (name) {
+      case ':method':
+        previous = this.method;
+        this.method = value;
+        break;
+      case ':scheme':
+        previous = this.scheme;
+        this.scheme = value;
+        break;
+      case ':path':
+        previous = this.path;
+        this.path = value;
+        break;
+      case ':authority':
+        previous = this.authority;
+        this.authority = value;
+        break;
+      default:
+        return `the pseudo-header ${name} is not a request's`;
+    }
+    return previous === undefined ? undefined : `the pseudo-header ${name} appears twice`;
+  }
+
+  private regular(name: string, value: string): string | undefined {
+    this.isRegularSeen = true;
+    if (name === 'content-length') {
+      if (this.contentLength !== undefined) return 'content-length appears twice';
+      this.contentLength = value;
+    }
+    return checkRegular(name, value);
   }
 }
 
