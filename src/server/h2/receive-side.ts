@@ -24,9 +24,6 @@ export const CONNECTION_WINDOW = 1024 * 1024;
 /** A stream's unread window is given back once this much has arrived and it is still open. */
 const STREAM_CREDIT_BYTES = DEFAULT_WINDOW / 2;
 
-/** A flag bit no frame uses, kept with an unfinished block: its HEADERS depended on itself. */
-const SELF_DEPENDENT = 0x100;
-
 export class ReceiveSide {
   private readonly decoder: HpackDecoder;
   private readonly blocks: HeaderBlocks;
@@ -106,16 +103,18 @@ export class ReceiveSide {
   onHeaders(flags: number, id: number, payload: Buffer): void {
     if (id === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS on stream 0');
     let fragment = unpadded(flags, payload);
-    let isSelfDependent = false;
     if ((flags & Flag.PRIORITY) !== 0) {
       if (fragment.length < 5) {
         throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'HEADERS too short for PRIORITY');
       }
-      isSelfDependent = (fragment.readUInt32BE(0) & 0x7fffffff) === id;
+      // A stream cannot depend on itself (section 5.3.1): ended at once, as nghttp2 does.
+      if ((fragment.readUInt32BE(0) & 0x7fffffff) === id) {
+        throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS depending on itself');
+      }
       fragment = fragment.subarray(5);
     }
-    if ((flags & Flag.END_HEADERS) !== 0) this.onHeaderBlock(flags, id, fragment, isSelfDependent);
-    else this.blocks.begin(id, flags | (isSelfDependent ? SELF_DEPENDENT : 0), fragment);
+    if ((flags & Flag.END_HEADERS) !== 0) this.onHeaderBlock(flags, id, fragment);
+    else this.blocks.begin(id, flags, fragment);
   }
 
   onContinuation(flags: number, id: number, payload: Buffer): void {
@@ -126,26 +125,14 @@ export class ReceiveSide {
     const blockFlags = this.blocks.flags;
     const block = this.blocks.continued(payload, (flags & Flag.END_HEADERS) !== 0);
     if (block !== undefined) {
-      this.onHeaderBlock(blockFlags, id, block, (blockFlags & SELF_DEPENDENT) !== 0);
+      this.onHeaderBlock(blockFlags, id, block);
     }
   }
 
-  private onHeaderBlock(flags: number, id: number, block: Buffer, isSelfDependent: boolean): void {
+  private onHeaderBlock(flags: number, id: number, block: Buffer): void {
     const isEnd = (flags & Flag.END_STREAM) !== 0;
     const existing = this.streams.get(id);
     const decoded = this.decode(block, existing !== undefined);
-    if (isSelfDependent) {
-      // A stream cannot depend on itself (section 5.3.1): a stream error.
-      if (existing !== undefined) this.streams.fail(existing, ErrorCode.PROTOCOL_ERROR);
-      else
-        this.streams.opened({
-          id,
-          block: { ...decoded, fault: 'depends on itself' },
-          isEnd,
-          receiveWindow: DEFAULT_WINDOW,
-        });
-      return;
-    }
     if (existing !== undefined) this.streams.trailers(existing, decoded, isEnd);
     else this.streams.opened({ id, block: decoded, isEnd, receiveWindow: DEFAULT_WINDOW });
   }
@@ -166,9 +153,10 @@ export class ReceiveSide {
       this.streams.failId(id, ErrorCode.FRAME_SIZE_ERROR);
       return;
     }
-    // Priorities are advice this server does not take, but one on itself is an error.
+    // Priorities are advice this server does not take, but one on itself is an error, which
+    // nghttp2 makes the connection's.
     if ((payload.readUInt32BE(0) & 0x7fffffff) === id) {
-      this.streams.failId(id, ErrorCode.PROTOCOL_ERROR);
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PRIORITY depending on itself');
     }
   }
 }

@@ -87,9 +87,10 @@ export class SendSide {
 
   /** A WINDOW_UPDATE: the connection's serves the waiting queue, a stream's that stream. */
   windowUpdate(id: number, increment: number): void {
+    // On a stream the RFC makes it a stream error; nghttp2 ends the connection either way.
+    if (increment === 0)
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'a WINDOW_UPDATE of 0');
     if (id === 0) {
-      if (increment === 0)
-        throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'a WINDOW_UPDATE of 0');
       this.window += increment;
       if (this.window > MAX_WINDOW) {
         throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'the connection window overflows');
@@ -100,10 +101,6 @@ export class SendSide {
     const stream = this.streams.get(id);
     if (stream === undefined) {
       this.streams.checkNotIdle(id, 'WINDOW_UPDATE');
-      return;
-    }
-    if (increment === 0) {
-      this.streams.fail(stream, ErrorCode.PROTOCOL_ERROR);
       return;
     }
     const credit = stream.outgoing.credit(increment);
