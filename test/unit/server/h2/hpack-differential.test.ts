@@ -142,7 +142,9 @@ describe('HPACK decoding against node:http2 (nghttp2) as the encoder', () => {
         (headers as Record<symbol, unknown>)[http2.sensitiveHeaders] = fields.map(([name]) => name);
       await new Promise<void>((resolve, reject) => {
         const stream = session.request(headers, { endStream: true });
-        stream.on('response', () => { resolve(); });
+        stream.on('response', () => {
+          resolve();
+        });
         stream.on('error', reject);
       });
       const got = seen[0] ?? {};
