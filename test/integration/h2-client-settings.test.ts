@@ -89,7 +89,9 @@ it('nghttp with a header table size of 0: every answer reads, grpc-status 0', as
 
 it('a client opening with an initial window of 0, then granting 3 bytes at a time', async () => {
   const socket = net.connect(service.ports.grpc, '127.0.0.1');
-  cleanup(() => socket.destroy());
+  cleanup(() => {
+    socket.destroy();
+  });
   const body: Buffer[] = [];
   let status: string | undefined;
   await new Promise<void>((resolve, reject) => {
