@@ -11,14 +11,25 @@ export function opening(...entries: (readonly [number, number])[]): Buffer {
   return Buffer.concat([PREFACE, frame(T.SETTINGS, 0, 0, settings(...entries))]);
 }
 
-/** `count` streams whose answers wait on a zero window (the client's initial window is 0). */
+/**
+ * `count` streams whose answers wait on a zero window (the client's initial window is 0): each
+ * a header block with END_STREAM, or followed by `body` in one DATA frame with END_STREAM.
+ */
 export function blockedStreams(
   count: number,
   headerBlock: Buffer = request('/', [['reply-bytes', '100']]),
+  body?: Buffer,
 ): Buffer {
   const frames = [frame(T.SETTINGS, 0, 0, settings([INITIAL_WINDOW_SIZE, 0]))];
   for (let i = 0; i < count; i++) {
-    frames.push(frame(T.HEADERS, END_HEADERS | END_STREAM, 2 * i + 1, headerBlock));
+    const id = 2 * i + 1;
+    if (body === undefined)
+      frames.push(frame(T.HEADERS, END_HEADERS | END_STREAM, id, headerBlock));
+    else
+      frames.push(
+        frame(T.HEADERS, END_HEADERS, id, headerBlock),
+        frame(T.DATA, END_STREAM, id, body),
+      );
   }
   return Buffer.concat(frames);
 }
@@ -112,11 +123,15 @@ export function continuationFlood(count: number, id = 1): Buffer {
 }
 
 /** `streams` requests whose bodies stop short of their end after `bytes` bytes each. */
-export function unfinishedBodies(streams: number, bytes: number, firstId = 1): Buffer {
+export function unfinishedBodies(
+  streams: number,
+  bytes: number,
+  headerBlock: Buffer = request('/hold'),
+): Buffer {
   const frames: Buffer[] = [];
   for (let i = 0; i < streams; i++) {
-    const id = firstId + 2 * i;
-    frames.push(frame(T.HEADERS, END_HEADERS, id, request('/hold')));
+    const id = 1 + 2 * i;
+    frames.push(frame(T.HEADERS, END_HEADERS, id, headerBlock));
     for (let sent = 0; sent < bytes; sent += 16_384) {
       frames.push(frame(T.DATA, 0, id, Buffer.alloc(Math.min(16_384, bytes - sent), 0x61)));
     }
