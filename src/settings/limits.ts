@@ -18,6 +18,8 @@ export const LIMITS = group('', {
   MAX_DESCRIPTOR_VALUE_BYTES: int(8192, 1),
   MAX_REQUEST_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   GRPC_MAX_CONCURRENT_STREAMS: int(1000, 1, 2 ** 31 - 1),
+  // Bytes of unfinished gRPC requests (header blocks and bodies) held across connections.
+  GRPC_MAX_BUFFERED_BYTES: int(64 * 1024 * 1024, 1024 * 1024, 2 ** 40),
   HEADER_TIMEOUT: duration('10s'),
   IDLE_TIMEOUT: duration('5m'),
 });
@@ -34,6 +36,12 @@ export function limitsSettings(
         message: 'must be above 0; accepted: a duration such as 10s',
       });
   }
+  // One connection may hold a quarter of the total: that must fit a request of the largest size.
+  if (l.GRPC_MAX_BUFFERED_BYTES < 4 * l.MAX_REQUEST_BYTES)
+    problems.push({
+      setting: 'GRPC_MAX_BUFFERED_BYTES',
+      message: `must be at least 4 × MAX_REQUEST_BYTES (${String(4 * l.MAX_REQUEST_BYTES)}); accepted: a byte count`,
+    });
   return deepFreeze({
     request: {
       maxDescriptors: l.MAX_DESCRIPTORS_PER_REQUEST,
@@ -44,6 +52,7 @@ export function limitsSettings(
     },
     connection: {
       maxConcurrentStreams: l.GRPC_MAX_CONCURRENT_STREAMS,
+      maxBufferedBytes: l.GRPC_MAX_BUFFERED_BYTES,
       headerTimeoutMs: l.HEADER_TIMEOUT,
       idleTimeoutMs: l.IDLE_TIMEOUT,
     },
@@ -62,6 +71,7 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = Object.freeze({
 /** The connection limits of the defaults, for a listener opened without settings. */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
   maxConcurrentStreams: LIMITS.fields.GRPC_MAX_CONCURRENT_STREAMS.defaultValue,
+  maxBufferedBytes: LIMITS.fields.GRPC_MAX_BUFFERED_BYTES.defaultValue,
   headerTimeoutMs: LIMITS.fields.HEADER_TIMEOUT.defaultValue,
   idleTimeoutMs: LIMITS.fields.IDLE_TIMEOUT.defaultValue,
 });

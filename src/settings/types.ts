@@ -277,6 +277,8 @@ export interface RequestLimits {
 export interface ConnectionLimits {
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of the gRPC listener. */
   readonly maxConcurrentStreams: number;
+  /** Bytes of unfinished gRPC requests held across all connections (GRPC_MAX_BUFFERED_BYTES). */
+  readonly maxBufferedBytes: number;
   /** Time a client has to send a request in full (and, on HTTP/2, a new connection's preface). */
   readonly headerTimeoutMs: number;
   /** An open connection with nothing in flight for this long is closed. */

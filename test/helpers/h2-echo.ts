@@ -1,6 +1,6 @@
 // An HTTP/2 server on src/server/h2 with an echo handler, for the transport's own tests.
 import net from 'node:net';
-import { acceptH2, type H2Session } from '../../src/server/h2';
+import { acceptH2, type BufferBudget, type H2Session } from '../../src/server/h2';
 
 export interface Served {
   readonly port: number;
@@ -18,7 +18,10 @@ export interface Served {
  * Path /hold is never answered; /bare ends with a body and no respond(); /throw throws from
  * its data listener.
  */
-export async function serveEcho(maxConcurrentStreams = 100): Promise<Served> {
+export async function serveEcho(
+  maxConcurrentStreams = 100,
+  budget?: BufferBudget,
+): Promise<Served> {
   const listener = net.createServer();
   const sessions: H2Session[] = [];
   const errors: unknown[] = [];
@@ -26,7 +29,11 @@ export async function serveEcho(maxConcurrentStreams = 100): Promise<Served> {
   acceptH2(
     listener,
     false,
-    { maxConcurrentStreams, maxHeaderListBytes: 16 * 1024 },
+    {
+      maxConcurrentStreams,
+      maxHeaderListBytes: 16 * 1024,
+      ...(budget === undefined ? {} : { budget }),
+    },
     {
       session: (session) => {
         sessions.push(session);

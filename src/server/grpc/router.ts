@@ -1,8 +1,8 @@
 // The call router: checks what every gRPC call must carry, then hands it to its method.
-import type { H2Headers, H2Stream } from '../h2';
+import type { H2Headers, H2Stream, OutgoingHeaders } from '../h2';
 import type { LastResort } from '../last-resort';
 import { ACCEPT_ENCODING, GrpcStatus, isAcceptedEncoding } from './protocol';
-import { answerInternal, END_STREAM, sendStatus } from './replies';
+import { answerInternal, sendStatus } from './replies';
 
 /** A grpc-encoding this server reads; undefined is identity. */
 export type RequestEncoding = 'identity' | 'gzip' | 'deflate' | undefined;
@@ -18,6 +18,32 @@ function ignore(): void {
   // Stream errors are the peer going away; the call's own path reports the rest.
 }
 
+/** How long a refused request may take to finish sending before it is answered anyway. */
+const REFUSAL_WAIT_MS = 10_000;
+
+/**
+ * Answers a request that is not a gRPC call with an HTTP status and a line of text, once the
+ * client has sent all of it (RFC 9113 section 8.1): the stream stays in step with the client,
+ * whose frames meanwhile get the answers its state calls for. One that takes too long is
+ * answered and reset with NO_ERROR, as section 8.1 allows.
+ */
+function refuse(stream: H2Stream, fields: OutgoingHeaders, text: string): void {
+  let timer: NodeJS.Timeout | undefined = undefined;
+  const answer = (): void => {
+    clearTimeout(timer);
+    if (stream.closed || stream.headersSent) return;
+    stream.respond({ ...fields, 'content-type': 'text/plain; charset=utf-8' });
+    stream.end(Buffer.from(`${text}\n`));
+  };
+  stream.on('data', ignore);
+  stream.once('end', answer);
+  stream.once('close', () => {
+    clearTimeout(timer);
+  });
+  timer = setTimeout(answer, REFUSAL_WAIT_MS);
+  timer.unref();
+}
+
 /**
  * The server's 'stream' listener: POST with a gRPC content type and a readable encoding, to a
  * path in `methods` (full method names, `/package.Service/Method`); anything else is refused.
@@ -28,12 +54,16 @@ export function routeCalls(
 ): (stream: H2Stream, headers: H2Headers) => void {
   const route = (stream: H2Stream, headers: H2Headers): void => {
     if (headers[':method'] !== 'POST') {
-      stream.respond({ ':status': 405, allow: 'POST' }, END_STREAM);
+      refuse(stream, { ':status': 405, allow: 'POST' }, 'gRPC calls are POST requests');
       return;
     }
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
-      stream.respond({ ':status': 415, accept: 'application/grpc' }, END_STREAM);
+      refuse(
+        stream,
+        { ':status': 415, accept: 'application/grpc' },
+        'gRPC calls are application/grpc',
+      );
       return;
     }
     const encoding = headers['grpc-encoding'];

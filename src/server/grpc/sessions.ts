@@ -1,7 +1,8 @@
 // The server's HTTP/2 connections: tracked for shutdown, aged out after MAX_CONNECTION_AGE,
-// cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls.
+// cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls;
+// unfinished requests on all of them share one buffer budget (GRPC_MAX_BUFFERED_BYTES).
 import { ignore } from '../../lib/ignore';
-import type { H2Connection, H2Session, H2Stream } from '../h2';
+import { BufferBudget, type H2Connection, type H2Session, type H2Stream } from '../h2';
 import type net from 'node:net';
 import { MAX_TIMER_MS } from './timeout-queue';
 
@@ -14,6 +15,8 @@ export interface SessionTimes {
   readonly headerTimeoutMs: number;
   /** A connection with no call open for this long is closed (IDLE_TIMEOUT). */
   readonly idleTimeoutMs: number;
+  /** Bytes of unfinished requests all connections may hold together (GRPC_MAX_BUFFERED_BYTES). */
+  readonly maxBufferedBytes: number;
 }
 
 function unrefTimer(ms: number, run: () => void): NodeJS.Timeout {
@@ -34,6 +37,7 @@ interface Tracked {
 /** Every open connection of one server. */
 export class Sessions {
   private readonly open = new Map<H2Connection, Tracked>();
+  private readonly budget: BufferBudget;
 
   /**
    * @param onClosing called before the server closes a connection, for the streams that
@@ -42,7 +46,9 @@ export class Sessions {
   constructor(
     private readonly times: SessionTimes,
     private readonly onClosing: (session: H2Session) => void,
-  ) {}
+  ) {
+    this.budget = new BufferBudget(times.maxBufferedBytes);
+  }
 
   /** The server's 'session' listener. */
   readonly add = (session: H2Session): void => {
@@ -53,6 +59,7 @@ export class Sessions {
       idleTimer: undefined,
     };
     this.open.set(session, tracked);
+    session.useBudget(this.budget);
     // Session errors are the peer going away.
     session.on('error', ignore);
     const { maxConnectionAgeMs, maxConnectionAgeGraceMs, headerTimeoutMs } = this.times;
@@ -107,7 +114,7 @@ export class Sessions {
     });
   }
 
-  /** GOAWAY now, calls in flight may finish; whatever is left after `graceMs` is cut. */
+  /** GOAWAY (in two phases), calls in flight may finish; whatever is left after `graceMs` is cut. */
   private close(session: H2Session, graceMs: number): void {
     if (session.closed || session.destroyed) return;
     this.onClosing(session);

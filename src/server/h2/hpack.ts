@@ -1,8 +1,9 @@
 // HPACK (RFC 7541): the decoder of one connection's request header blocks, and the encoder of
-// its answers. Answers use literals that never enter the dynamic table, so the encoder has no
-// state and the client's table size setting never matters to it.
+// its answers. Answers use literals that never enter the dynamic table, so the encoder's only
+// state is the table size update a client that lowers SETTINGS_HEADER_TABLE_SIZE expects.
 import { decodeHuffman } from './huffman';
 import { HpackError } from './hpack-error';
+import { checkChars, checkRegular, checkRequest, type RequestShape } from './request-rules';
 
 /** A request's header fields by name; repeated fields are joined with ", ". */
 export type H2Headers = Record<string, string>;
@@ -34,23 +35,32 @@ const STATIC_TABLE: readonly (readonly [string, string])[] = [
 /** What an entry costs in the dynamic table: its octets and 32 more (section 4.1). */
 const ENTRY_OVERHEAD = 32;
 
-/** Fields a request may carry: RFC 9113 section 8.2.2 forbids connection-specific ones. */
-const CONNECTION_SPECIFIC = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-]);
-const REQUEST_PSEUDO = new Set([':method', ':scheme', ':path', ':authority']);
+/** A field as the tables keep it, with the character rule it breaks checked once. */
+interface Entry {
+  readonly name: string;
+  readonly value: string;
+  readonly fault: string | undefined;
+}
+
+const STATIC_ENTRIES: readonly Entry[] = STATIC_TABLE.map(([name, value]) => ({
+  name,
+  value,
+  fault: undefined,
+}));
+
+function entryBytes(entry: Entry): number {
+  return entry.name.length + entry.value.length + ENTRY_OVERHEAD;
+}
 
 /** A decoded block: its fields, and why the request is malformed if it is. */
 export interface DecodedBlock {
   readonly headers: H2Headers;
   /** Set when the block breaks a rule of RFC 9113 section 8: the stream is reset. */
   readonly fault: string | undefined;
-  /** Header list size as SETTINGS_MAX_HEADER_LIST_SIZE counts it. */
+  /** Header list size as SETTINGS_MAX_HEADER_LIST_SIZE counts it (up to just past it). */
   readonly listBytes: number;
+  /** The request's content-length, when it declared one. */
+  readonly contentLength: number | undefined;
 }
 
 /** Reads an integer with an N-bit prefix (section 5.1). */
@@ -75,7 +85,8 @@ class Reader {
     }
   }
 
-  string(): string {
+  /** A string literal's bounds: where its octets are, and whether they are Huffman-coded. */
+  private bounds(): readonly [number, number, boolean] {
     if (this.offset >= this.buf.length) throw new HpackError('a string is cut short');
     const isHuffman = ((this.buf[this.offset] ?? 0) & 0x80) !== 0;
     const length = this.integer(7);
@@ -83,24 +94,115 @@ class Reader {
     const end = start + length;
     if (end > this.buf.length) throw new HpackError('a string is cut short');
     this.offset = end;
+    return [start, end, isHuffman];
+  }
+
+  string(): string {
+    const [start, end, isHuffman] = this.bounds();
     return isHuffman
       ? decodeHuffman(this.buf, start, end)
       : this.buf.toString('latin1', start, end);
+  }
+
+  /** Passes over a string without decoding it; returns the fewest octets it decodes to. */
+  skipString(): number {
+    const [start, end, isHuffman] = this.bounds();
+    // The longest Huffman code is 30 bits.
+    return isHuffman ? Math.floor(((end - start) * 8) / 30) : end - start;
+  }
+}
+
+/** The fields of one block as they are decoded, until the list grows past its limit. */
+class FieldList implements RequestShape {
+  readonly headers: H2Headers = Object.create(null) as H2Headers;
+  fault: string | undefined = undefined;
+  bytes = 0;
+  method: string | undefined = undefined;
+  scheme: string | undefined = undefined;
+  path: string | undefined = undefined;
+  authority: string | undefined = undefined;
+  contentLength: string | undefined = undefined;
+  private isRegularSeen = false;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly isTrailers: boolean,
+  ) {}
+
+  get isFull(): boolean {
+    return this.bytes > this.maxBytes;
+  }
+
+  add(entry: Entry): void {
+    const { name, value } = entry;
+    this.bytes += entryBytes(entry);
+    if (this.bytes > this.maxBytes) return;
+    const fault =
+      entry.fault ??
+      (name.charCodeAt(0) === 0x3a ? this.pseudo(name, value) : this.regular(name, value));
+    this.fault ??= fault;
+    const previous = this.headers[name];
+    this.headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+  }
+
+  result(): DecodedBlock {
+    let fault = this.fault;
+    if (fault === undefined && !this.isTrailers && !this.isFull) fault = checkRequest(this);
+    const length = this.contentLength;
+    const contentLength = fault === undefined && length !== undefined ? Number(length) : undefined;
+    return { headers: this.headers, fault, listBytes: this.bytes, contentLength };
+  }
+
+  /** A pseudo-header: a request's, once, before any regular field (section 8.3). */
+  private pseudo(name: string, value: string): string | undefined {
+    if (this.isTrailers) return `trailers carry the pseudo-header ${name}`;
+    if (this.isRegularSeen) return `the pseudo-header ${name} follows a regular field`;
+    let previous: string | undefined;
+    switch (name) {
+      case ':method':
+        previous = this.method;
+        this.method = value;
+        break;
+      case ':scheme':
+        previous = this.scheme;
+        this.scheme = value;
+        break;
+      case ':path':
+        previous = this.path;
+        this.path = value;
+        break;
+      case ':authority':
+        previous = this.authority;
+        this.authority = value;
+        break;
+      default:
+        return `the pseudo-header ${name} is not a request's`;
+    }
+    return previous === undefined ? undefined : `the pseudo-header ${name} appears twice`;
+  }
+
+  private regular(name: string, value: string): string | undefined {
+    this.isRegularSeen = true;
+    if (name === 'content-length') {
+      if (this.contentLength !== undefined) return 'content-length appears twice';
+      this.contentLength = value;
+    }
+    return checkRegular(name, value);
   }
 }
 
 /** One connection's decoding state: the dynamic table the client's encoder fills. */
 export class HpackDecoder {
   /** Newest last; index 62 is the newest entry. */
-  private readonly entries: (readonly [string, string])[] = [];
+  private readonly entries: Entry[] = [];
   private size = 0;
   private maxSize: number;
 
   /**
    * @param tableBytes the SETTINGS_HEADER_TABLE_SIZE this side advertised.
-   * @param maxListBytes the SETTINGS_MAX_HEADER_LIST_SIZE: past it fields are decoded (the
-   * table must stay in step) but no longer kept, so a small block referring to a large entry
-   * many times cannot make a large header list.
+   * @param maxListBytes the SETTINGS_MAX_HEADER_LIST_SIZE: past it fields are no longer
+   * decoded, only followed as far as the table must stay in step, so a small block referring
+   * to a large entry many times costs what its bytes cost.
    */
   constructor(
     private readonly tableBytes: number,
@@ -116,65 +218,82 @@ export class HpackDecoder {
    */
   decode(block: Buffer, isTrailers: boolean): DecodedBlock {
     const reader = new Reader(block);
-    const headers: H2Headers = Object.create(null) as H2Headers;
-    let fault: string | undefined;
-    let listBytes = 0;
-    let isRegularSeen = false;
-    let isFirst = true;
+    const list = new FieldList(this.maxListBytes, isTrailers);
+    let isStart = true;
     while (reader.offset < block.length) {
-      const field = this.field(reader, isFirst);
-      isFirst = false;
-      if (field === undefined) continue;
-      const [name, value] = field;
-      listBytes += name.length + value.length + ENTRY_OVERHEAD;
-      if (listBytes > this.maxListBytes) continue;
-      fault ??= checkField(name, value, headers, isRegularSeen, isTrailers);
-      if (name.charCodeAt(0) !== 0x3a) isRegularSeen = true;
-      const previous = headers[name];
-      headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+      const byte = block[reader.offset] ?? 0;
+      if ((byte & 0xe0) === 0x20) {
+        // Size updates open a block, as many as the encoder needs (section 4.2).
+        if (!isStart) throw new HpackError('a table size update follows a header field');
+        this.sizeUpdate(reader);
+        continue;
+      }
+      isStart = false;
+      if (list.isFull) this.skip(reader, byte);
+      else list.add(this.field(reader, byte));
     }
-    return { headers, fault, listBytes };
+    return list.result();
   }
 
-  /** One representation; undefined for a table size update. */
-  private field(reader: Reader, isFirst: boolean): readonly [string, string] | undefined {
-    const byte = reader.buf[reader.offset] ?? 0;
+  private sizeUpdate(reader: Reader): void {
+    const size = reader.integer(5);
+    if (size > this.tableBytes) throw new HpackError('a table size update exceeds the setting');
+    this.maxSize = size;
+    this.evict(0);
+  }
+
+  /** One field representation. */
+  private field(reader: Reader, byte: number): Entry {
     if ((byte & 0x80) !== 0) return this.at(reader.integer(7));
-    if ((byte & 0xc0) === 0x40) {
-      const entry = this.literal(reader, 6);
-      this.insert(entry);
-      return entry;
-    }
-    if ((byte & 0xe0) === 0x20) {
-      if (!isFirst) throw new HpackError('a table size update follows a header field');
-      const size = reader.integer(5);
-      if (size > this.tableBytes) throw new HpackError('a table size update exceeds the setting');
-      this.maxSize = size;
-      this.evict(0);
-      return undefined;
-    }
+    const isIndexed = (byte & 0xc0) === 0x40;
     // Without indexing (0000) and never indexed (0001): the same but for what proxies may do.
-    return this.literal(reader, 4);
+    const index = reader.integer(isIndexed ? 6 : 4);
+    const name = index === 0 ? reader.string() : this.at(index).name;
+    const value = reader.string();
+    const entry: Entry = { name, value, fault: checkChars(name, value) };
+    if (isIndexed) this.insert(entry);
+    return entry;
   }
 
-  private literal(reader: Reader, prefixBits: number): readonly [string, string] {
-    const index = reader.integer(prefixBits);
-    const name = index === 0 ? reader.string() : this.at(index)[0];
-    return [name, reader.string()];
+  /** Follows a representation past the list limit: only what the table needs is decoded. */
+  private skip(reader: Reader, byte: number): void {
+    if ((byte & 0x80) !== 0) {
+      this.at(reader.integer(7));
+      return;
+    }
+    const isIndexed = (byte & 0xc0) === 0x40;
+    const index = reader.integer(isIndexed ? 6 : 4);
+    if (!isIndexed) {
+      if (index === 0) reader.skipString();
+      else this.at(index);
+      reader.skipString();
+      return;
+    }
+    const start = reader.offset;
+    const least =
+      (index === 0 ? reader.skipString() : this.at(index).name.length) + reader.skipString();
+    if (least + ENTRY_OVERHEAD > this.maxSize) {
+      // Too large for the table whatever it decodes to: it empties the table (section 4.4).
+      this.evict(this.maxSize + 1);
+      return;
+    }
+    reader.offset = start;
+    const name = index === 0 ? reader.string() : this.at(index).name;
+    this.insert({ name, value: reader.string(), fault: undefined });
   }
 
-  private at(index: number): readonly [string, string] {
+  private at(index: number): Entry {
     if (index === 0) throw new HpackError('a field refers to index 0');
     const entry =
-      index <= STATIC_TABLE.length
-        ? STATIC_TABLE[index - 1]
-        : this.entries[this.entries.length - (index - STATIC_TABLE.length)];
+      index <= STATIC_ENTRIES.length
+        ? STATIC_ENTRIES[index - 1]
+        : this.entries[this.entries.length - (index - STATIC_ENTRIES.length)];
     if (entry === undefined) throw new HpackError(`a field refers to index ${String(index)}`);
     return entry;
   }
 
-  private insert(entry: readonly [string, string]): void {
-    const bytes = entry[0].length + entry[1].length + ENTRY_OVERHEAD;
+  private insert(entry: Entry): void {
+    const bytes = entryBytes(entry);
     this.evict(bytes);
     // An entry larger than the table empties it and is not added (section 4.4).
     if (bytes > this.maxSize) return;
@@ -186,31 +305,9 @@ export class HpackDecoder {
   private evict(room: number): void {
     while (this.size + room > this.maxSize && this.entries.length > 0) {
       const oldest = this.entries.shift();
-      if (oldest !== undefined) this.size -= oldest[0].length + oldest[1].length + ENTRY_OVERHEAD;
+      if (oldest !== undefined) this.size -= entryBytes(oldest);
     }
   }
-}
-
-/** The rule of RFC 9113 section 8.2–8.3 a field breaks, if any. */
-function checkField(
-  name: string,
-  value: string,
-  seen: H2Headers,
-  isRegularSeen: boolean,
-  isTrailers: boolean,
-): string | undefined {
-  if (name.length === 0) return 'a header field has an empty name';
-  if (name.charCodeAt(0) === 0x3a) {
-    if (isTrailers) return `trailers carry the pseudo-header ${name}`;
-    if (!REQUEST_PSEUDO.has(name)) return `the pseudo-header ${name} is not a request's`;
-    if (isRegularSeen) return `the pseudo-header ${name} follows a regular field`;
-    if (seen[name] !== undefined) return `the pseudo-header ${name} appears twice`;
-    return undefined;
-  }
-  if (/[A-Z]/.test(name)) return `the header name ${name} is not in lower case`;
-  if (CONNECTION_SPECIFIC.has(name)) return `the connection-specific field ${name}`;
-  if (name === 'te' && value !== 'trailers') return 'te carries something other than trailers';
-  return undefined;
 }
 
 /** Static indices by name, for literals that reuse a static name. */

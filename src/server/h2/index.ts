@@ -4,3 +4,4 @@ export { ErrorCode } from './frames';
 export type { H2Headers, OutgoingHeaders } from './hpack';
 export { H2Session, type H2SessionOptions } from './session';
 export { H2Stream, type H2Connection, type RespondOptions } from './stream';
+export { BufferBudget } from './buffer-budget';

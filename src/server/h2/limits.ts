@@ -9,25 +9,62 @@ const RESETS_PER_SECOND = 33;
 const MAX_REFUSED_STREAMS = 100;
 /** Frames that carry nothing: empty DATA, stream errors (maxSessionInvalidFrames). */
 const MAX_INVALID_FRAMES = 1000;
+/** Header blocks past SETTINGS_MAX_HEADER_LIST_SIZE: a few are answered 431, then the cut. */
+const MAX_OVERSIZED_BLOCKS = 4;
+/**
+ * PING and SETTINGS acknowledgements waiting for a client that does not read them (nghttp2's
+ * max_outbound_ack).
+ */
+export const MAX_QUEUED_ACKS = 1000;
+/** Entries in one SETTINGS frame (nghttp2's max_settings). */
+export const MAX_SETTINGS_ENTRIES = 32;
+/** CONTINUATION frames in one header block (nghttp2's max_continuations). */
+export const MAX_CONTINUATIONS = 8;
+/** Streams visited by frames that move many at once: a burst, then so many a second. */
+const WALK_BURST = 50_000;
+const WALKS_PER_SECOND = 20_000;
 
 function calm(message: string): ConnectionError {
   return new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, message);
 }
 
+/** A token bucket: `burst` at first, refilled at `perSecond`. */
+class Bucket {
+  private tokens: number;
+  private refilledAt = performance.now();
+
+  constructor(
+    private readonly burst: number,
+    private readonly perSecond: number,
+  ) {
+    this.tokens = burst;
+  }
+
+  /** Takes `count` tokens; false when there are not that many. */
+  take(count: number): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(
+      this.burst,
+      this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond,
+    );
+    this.refilledAt = now;
+    if (this.tokens < count) return false;
+    this.tokens -= count;
+    return true;
+  }
+}
+
 export class ConnectionLimits {
-  private resetTokens = RESET_BURST;
-  private resetRefilledAt = performance.now();
+  private readonly resets = new Bucket(RESET_BURST, RESETS_PER_SECOND);
+  private readonly walks = new Bucket(WALK_BURST, WALKS_PER_SECOND);
   private refused = 0;
   private invalid = 0;
+  private oversized = 0;
+  private acks = 0;
 
   /** A stream the client reset. */
   reset(): void {
-    const now = performance.now();
-    const refill = ((now - this.resetRefilledAt) / 1000) * RESETS_PER_SECOND;
-    this.resetTokens = Math.min(RESET_BURST, this.resetTokens + refill);
-    this.resetRefilledAt = now;
-    if (this.resetTokens < 1) throw calm('the client resets streams faster than allowed');
-    this.resetTokens -= 1;
+    if (!this.resets.take(1)) throw calm('the client resets streams faster than allowed');
   }
 
   /** A stream refused with REFUSED_STREAM. */
@@ -41,5 +78,27 @@ export class ConnectionLimits {
   invalidFrame(): void {
     if (++this.invalid > MAX_INVALID_FRAMES)
       throw calm('the client sends too many empty or invalid frames');
+  }
+
+  /** A header block past SETTINGS_MAX_HEADER_LIST_SIZE. */
+  oversizedBlock(): void {
+    if (++this.oversized > MAX_OVERSIZED_BLOCKS)
+      throw calm('the client keeps sending header blocks past the list limit');
+  }
+
+  /** `count` streams visited for one frame (a new initial window, say). */
+  walked(count: number): void {
+    if (!this.walks.take(count)) throw calm('the client makes every stream move too often');
+  }
+
+  /** A PING or SETTINGS acknowledgement written while the client has not read earlier ones. */
+  ackQueued(): void {
+    if (++this.acks > MAX_QUEUED_ACKS)
+      throw calm('the client does not read its PING or SETTINGS acknowledgements');
+  }
+
+  /** The socket took everything written: no acknowledgement waits any more. */
+  acksDelivered(): void {
+    this.acks = 0;
   }
 }

@@ -4,21 +4,21 @@
 // 'close' (the socket closed); streams go to the `onStream` callback.
 import { EventEmitter } from 'node:events';
 import type net from 'node:net';
+import { ConnectionBudget, processBudget, type BufferBudget } from './buffer-budget';
 import {
   checkLength,
   ConnectionError,
   DEFAULT_MAX_FRAME,
-  DEFAULT_TABLE_BYTES,
   DEFAULT_WINDOW,
   ErrorCode,
   Flag,
   FrameType,
+  MAX_WINDOW,
   Setting,
-  unpadded,
 } from './frames';
-import { HpackDecoder, type H2Headers } from './hpack';
-import { HpackError } from './hpack-error';
-import { ConnectionLimits } from './limits';
+import type { H2Headers } from './hpack';
+import { CONNECTION_WINDOW, ReceiveSide } from './receive-side';
+import { ConnectionLimits, MAX_SETTINGS_ENTRIES } from './limits';
 import { Output } from './output';
 import { FrameReader } from './reader';
 import { SendSide } from './send-side';
@@ -30,26 +30,20 @@ export interface H2SessionOptions {
   readonly maxConcurrentStreams: number;
   /** SETTINGS_MAX_HEADER_LIST_SIZE: larger requests are answered 431. */
   readonly maxHeaderListBytes: number;
+  /** Where bytes of unfinished requests are counted; the process's default budget if unset. */
+  readonly budget?: BufferBudget;
 }
 
 export type StreamListener = (stream: H2Stream, headers: H2Headers) => void;
 
-/** The connection receive window: raised at once, topped up when half is used. */
-const CONNECTION_WINDOW = 1024 * 1024;
-/** A stream's unread window is given back once this much has arrived and it is still open. */
-const STREAM_CREDIT_BYTES = DEFAULT_WINDOW / 2;
 /** Reading stops while this much output waits for the client to read (PING/SETTINGS floods). */
 const PAUSE_OUTPUT_BYTES = 1024 * 1024;
 /** How long a closing connection waits for the client's FIN before it is cut. */
 const LINGER_MS = 1000;
-
-/** A header block being read: HEADERS, then CONTINUATION frames until END_HEADERS. */
-interface OpenBlock {
-  readonly stream: number;
-  readonly flags: number;
-  readonly fragments: Buffer[];
-  bytes: number;
-}
+/** How long the first GOAWAY waits for its PING's answer before the final one goes. */
+const GOAWAY_PING_MS = 1000;
+/** The opaque data of the PING that follows the first GOAWAY. */
+const GOAWAY_PING = Buffer.from('goaway!!', 'latin1');
 
 function endSocketSoon(socket: net.Socket): void {
   socket.end();
@@ -57,38 +51,50 @@ function endSocketSoon(socket: net.Socket): void {
 }
 
 export class H2Session extends EventEmitter {
+  /** No new calls are wanted: a GOAWAY went (or is going) out, or the connection is gone. */
   closed = false;
   destroyed = false;
+  /** Streams above this id are ignored: the final GOAWAY named the last one processed. */
+  lastAcceptedId = MAX_WINDOW;
   private readonly output: Output;
   private readonly send: SendSide;
   private readonly streams: StreamTable;
   private readonly reader: FrameReader;
-  private readonly decoder: HpackDecoder;
+  private readonly receive: ReceiveSide;
   private readonly limits = new ConnectionLimits();
-  private openBlock: OpenBlock | undefined = undefined;
+  private budget: ConnectionBudget;
   private isSettingsSeen = false;
-  private connectionUncredited = 0;
-  private connectionReceiveWindow = CONNECTION_WINDOW;
+  private isFinalGoawaySent = false;
+  private goawayTimer: NodeJS.Timeout | undefined = undefined;
   private isReading = false;
   private isFlushScheduled = false;
   private isPaused = false;
 
   constructor(
     readonly socket: net.Socket,
-    private readonly options: H2SessionOptions,
+    options: H2SessionOptions,
     onStream: StreamListener,
   ) {
     super();
     this.output = new Output(socket);
-    this.decoder = new HpackDecoder(DEFAULT_TABLE_BYTES, options.maxHeaderListBytes);
+    this.budget = new ConnectionBudget(options.budget ?? processBudget);
+    const { maxConcurrentStreams, maxHeaderListBytes } = options;
     this.streams = new StreamTable(
       this,
       this.output,
-      options.maxConcurrentStreams,
+      maxConcurrentStreams,
+      maxHeaderListBytes,
       this.limits,
       onStream,
     );
-    this.send = new SendSide(this.output, this.streams, () => {
+    this.receive = new ReceiveSide(
+      this.output,
+      this.streams,
+      this.limits,
+      () => this.budget,
+      maxHeaderListBytes,
+    );
+    this.send = new SendSide(this.output, this.streams, this.limits, () => {
       this.scheduleFlush();
     });
     this.reader = new FrameReader(DEFAULT_MAX_FRAME, (type, flags, stream, payload) => {
@@ -108,6 +114,11 @@ export class H2Session extends EventEmitter {
     });
   }
 
+  /** Counts this connection's unfinished requests against `budget`; before any frame is read. */
+  useBudget(budget: BufferBudget): void {
+    this.budget = new ConnectionBudget(budget);
+  }
+
   /** The send side, for the streams (H2Connection). */
   sendHeaders: SendSide['sendHeaders'] = (stream, fields, isEnd) => {
     this.send.sendHeaders(stream, fields, isEnd);
@@ -120,13 +131,22 @@ export class H2Session extends EventEmitter {
     this.scheduleFlush();
   };
 
-  /** GOAWAY: calls in flight finish, no new ones start; the socket ends once they have. */
+  /**
+   * A graceful GOAWAY in two phases, as gRPC servers send it: first one naming stream 2^31-1
+   * and a PING; when the PING comes back (or after a bound) the final one naming the last
+   * stream taken. Streams the client sent meanwhile are served; calls in flight finish; the
+   * socket ends once they have.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.output.frameOfWords(FrameType.GOAWAY, 0, this.streams.lastId, ErrorCode.NO_ERROR);
+    this.output.frameOfWords(FrameType.GOAWAY, 0, MAX_WINDOW, ErrorCode.NO_ERROR);
+    this.output.frame(FrameType.PING, 0, 0, GOAWAY_PING);
     this.scheduleFlush();
-    this.endIfIdle();
+    this.goawayTimer = setTimeout(() => {
+      this.finalGoaway();
+    }, GOAWAY_PING_MS);
+    this.goawayTimer.unref();
   }
 
   /** Cuts the connection now; its streams close unanswered. */
@@ -138,11 +158,28 @@ export class H2Session extends EventEmitter {
 
   /** The stream table's call when a stream finished: a closing connection may now end. */
   endIfIdle(): void {
-    if (this.closed && !this.destroyed && this.streams.size === 0) {
+    if (this.isFinalGoawaySent && !this.destroyed && this.streams.size === 0) {
       this.flush();
       this.destroyed = true;
       endSocketSoon(this.socket);
     }
+  }
+
+  /** The stream table's call when a stream closed. */
+  streamClosed(stream: H2Stream): void {
+    this.budget.give(stream.incoming.release());
+    this.send.forget(stream);
+  }
+
+  private finalGoaway(): void {
+    clearTimeout(this.goawayTimer);
+    this.closed = true;
+    if (this.isFinalGoawaySent || this.destroyed) return;
+    this.isFinalGoawaySent = true;
+    this.lastAcceptedId = this.streams.lastId;
+    this.output.frameOfWords(FrameType.GOAWAY, 0, this.lastAcceptedId, ErrorCode.NO_ERROR);
+    this.scheduleFlush();
+    this.endIfIdle();
   }
 
   private onData(chunk: Buffer): void {
@@ -163,22 +200,22 @@ export class H2Session extends EventEmitter {
     if (!this.isSettingsSeen && (type !== FrameType.SETTINGS || (flags & Flag.ACK) !== 0)) {
       throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the first frame is not SETTINGS');
     }
-    const block = this.openBlock;
-    if (block !== undefined && (type !== FrameType.CONTINUATION || stream !== block.stream)) {
+    const open = this.receive.openBlockStream;
+    if (open !== 0 && (type !== FrameType.CONTINUATION || stream !== open)) {
       throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'a header block was interrupted');
     }
     switch (type) {
       case FrameType.DATA:
-        this.onDataFrame(flags, stream, payload);
+        this.receive.onDataFrame(flags, stream, payload);
         return;
       case FrameType.HEADERS:
-        this.onHeaders(flags, stream, payload);
+        this.receive.onHeaders(flags, stream, payload);
         return;
       case FrameType.CONTINUATION:
-        this.onContinuation(flags, stream, payload);
+        this.receive.onContinuation(flags, stream, payload);
         return;
       case FrameType.PRIORITY:
-        checkLength(payload, 5, stream);
+        this.receive.onPriority(stream, payload);
         return;
       case FrameType.RST_STREAM:
         checkLength(payload, 4, stream);
@@ -193,112 +230,20 @@ export class H2Session extends EventEmitter {
         this.onPing(flags, stream, payload);
         return;
       case FrameType.GOAWAY:
-        if (stream !== 0 || payload.length < 8) {
-          throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'a malformed GOAWAY');
-        }
-        this.close();
+        if (stream !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
+        if (payload.length < 8)
+          throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'a short GOAWAY');
+        // The client opens no more streams: those open finish, then the socket ends.
+        this.finalGoaway();
         return;
       case FrameType.WINDOW_UPDATE:
-        checkLength(payload, 4, 0);
+        checkLength(payload, 4, stream);
         this.send.windowUpdate(stream, payload.readUInt32BE(0) & 0x7fffffff);
         return;
       default:
         // Unknown frame types are ignored (section 5.5).
         return;
     }
-  }
-
-  private onDataFrame(flags: number, id: number, payload: Buffer): void {
-    if (id === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'DATA on stream 0');
-    const length = payload.length;
-    this.connectionReceiveWindow -= length;
-    if (this.connectionReceiveWindow < 0) {
-      throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'DATA beyond the connection window');
-    }
-    // Received bytes are handed on at once (the reader bounds what it keeps), so they are
-    // given back at once too.
-    this.connectionUncredited += length;
-    if (this.connectionUncredited >= CONNECTION_WINDOW / 2) {
-      this.output.frameOfWords(FrameType.WINDOW_UPDATE, 0, this.connectionUncredited);
-      this.connectionReceiveWindow += this.connectionUncredited;
-      this.connectionUncredited = 0;
-    }
-    const data = unpadded(flags, payload);
-    const isEnd = (flags & Flag.END_STREAM) !== 0;
-    if (data.length === 0 && !isEnd) this.limits.invalidFrame();
-    const stream = this.streams.receiving(id);
-    if (stream === undefined) return;
-    stream.receiveWindow -= length;
-    if (stream.receiveWindow < 0) {
-      this.streams.fail(stream, ErrorCode.FLOW_CONTROL_ERROR);
-      return;
-    }
-    stream.receivedUncredited += length;
-    if (!isEnd && stream.receivedUncredited >= STREAM_CREDIT_BYTES) {
-      this.output.frameOfWords(FrameType.WINDOW_UPDATE, id, stream.receivedUncredited);
-      stream.receiveWindow += stream.receivedUncredited;
-      stream.receivedUncredited = 0;
-    }
-    if (data.length > 0) stream.emit('data', data);
-    if (isEnd) this.streams.remoteEnded(stream);
-  }
-
-  private onHeaders(flags: number, id: number, payload: Buffer): void {
-    if (id === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS on stream 0');
-    let fragment = unpadded(flags, payload);
-    if ((flags & Flag.PRIORITY) !== 0) {
-      if (fragment.length < 5) {
-        throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'HEADERS too short for PRIORITY');
-      }
-      fragment = fragment.subarray(5);
-    }
-    if ((flags & Flag.END_HEADERS) !== 0) {
-      this.onHeaderBlock(flags, id, fragment);
-      return;
-    }
-    this.openBlock = {
-      stream: id,
-      flags,
-      fragments: [Buffer.from(fragment)],
-      bytes: fragment.length,
-    };
-  }
-
-  private onContinuation(flags: number, id: number, payload: Buffer): void {
-    const block = this.openBlock;
-    if (block === undefined) {
-      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without HEADERS');
-    }
-    block.bytes += payload.length;
-    if (block.bytes > 2 * this.options.maxHeaderListBytes) {
-      throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'a header block far past the limit');
-    }
-    if (payload.length === 0) this.limits.invalidFrame();
-    block.fragments.push(Buffer.from(payload));
-    if ((flags & Flag.END_HEADERS) === 0) return;
-    this.openBlock = undefined;
-    this.onHeaderBlock(block.flags, id, Buffer.concat(block.fragments, block.bytes));
-  }
-
-  private onHeaderBlock(flags: number, id: number, block: Buffer): void {
-    const isEnd = (flags & Flag.END_STREAM) !== 0;
-    const existing = this.streams.get(id);
-    let decoded;
-    try {
-      decoded = this.decoder.decode(block, existing !== undefined);
-    } catch (err: unknown) {
-      if (err instanceof HpackError)
-        throw new ConnectionError(ErrorCode.COMPRESSION_ERROR, err.message);
-      throw err;
-    }
-    if (existing !== undefined) {
-      this.streams.trailers(existing, isEnd);
-      return;
-    }
-    this.streams.opened(id, decoded, isEnd, this.options.maxHeaderListBytes, {
-      send: this.send.initialWindow,
-      receive: DEFAULT_WINDOW,
-    });
   }
 
   private onSettings(flags: number, stream: number, payload: Buffer): void {
@@ -315,9 +260,13 @@ export class H2Session extends EventEmitter {
         'SETTINGS of a length not a multiple of 6',
       );
     }
+    if (payload.length > 6 * MAX_SETTINGS_ENTRIES) {
+      throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'SETTINGS with too many entries');
+    }
     for (let at = 0; at < payload.length; at += 6) {
       this.send.applySetting(payload.readUInt16BE(at), payload.readUInt32BE(at + 2));
     }
+    this.limits.ackQueued();
     this.output.frame(FrameType.SETTINGS, Flag.ACK, 0);
     if (!this.isSettingsSeen) {
       this.isSettingsSeen = true;
@@ -328,7 +277,12 @@ export class H2Session extends EventEmitter {
   private onPing(flags: number, stream: number, payload: Buffer): void {
     if (stream !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
     checkLength(payload, 8, 0);
-    if ((flags & Flag.ACK) === 0) this.output.frame(FrameType.PING, Flag.ACK, 0, payload);
+    if ((flags & Flag.ACK) !== 0) {
+      if (payload.equals(GOAWAY_PING)) this.finalGoaway();
+      return;
+    }
+    this.limits.ackQueued();
+    this.output.frame(FrameType.PING, Flag.ACK, 0, payload);
   }
 
   /** A connection error: GOAWAY with its code, then the socket ends. */
@@ -338,6 +292,7 @@ export class H2Session extends EventEmitter {
       this.output.frameOfWords(FrameType.GOAWAY, 0, this.streams.lastId, code);
       this.flush();
     }
+    clearTimeout(this.goawayTimer);
     this.closed = true;
     this.destroyed = true;
     this.socket.pause();
@@ -358,20 +313,25 @@ export class H2Session extends EventEmitter {
     this.output.flush();
     this.streams.announceClosed();
     if (this.output.pendingBytes > 0) this.output.flush();
+    if (this.socket.writableLength === 0) this.limits.acksDelivered();
     if (!this.isPaused && this.socket.writableLength > PAUSE_OUTPUT_BYTES) {
       this.isPaused = true;
       this.socket.pause();
       this.socket.once('drain', () => {
         this.isPaused = false;
+        this.limits.acksDelivered();
         if (!this.destroyed) this.socket.resume();
       });
     }
   }
 
   private onSocketClose(): void {
+    clearTimeout(this.goawayTimer);
     this.closed = true;
     this.destroyed = true;
     this.streams.closeAll();
+    this.receive.close();
+    this.budget.giveAll();
     this.emit('close');
   }
 }

@@ -1,12 +1,14 @@
 // One request stream on the server side: what node:http2's ServerHttp2Stream offers a gRPC
 // server (respond, write, end, trailers, close and the data/end/close/wantTrailers events) at a
-// fraction of its cost, over frames its connection writes.
+// fraction of its cost, over frames its connection writes. Its flow control state belongs to
+// the connection's two sides: `outgoing` to the send side, `incoming` to the reader side.
 import { EventEmitter } from 'node:events';
 import { ErrorCode } from './frames';
 import type { OutgoingHeaders } from './hpack';
+import { IncomingState } from './incoming-state';
+import { OutgoingState, type DataEnding } from './outgoing-state';
 
-/** What follows a stream's queued DATA once it has left. */
-export type DataEnding = 'end' | 'trailers' | undefined;
+export type { DataEnding } from './outgoing-state';
 
 /** What a stream needs of its connection. */
 export interface H2Connection {
@@ -29,48 +31,56 @@ export interface RespondOptions {
 const IMPLICIT_HEADERS: OutgoingHeaders = Object.freeze({ ':status': 200 });
 
 export class H2Stream extends EventEmitter {
-  headersSent = false;
-  /** Nothing more will be sent or read: answered in full, reset, or its connection gone. */
-  closed = false;
-  /** The grpc-status this stream was answered with, once it was. */
-  sentStatus: string | undefined = undefined;
-  /** The client sent END_STREAM. */
-  isRemoteEnded = false;
+  /** DATA waiting for window and what follows it: the send side's. */
+  readonly outgoing = new OutgoingState();
+  /** The client's half: END_STREAM, receive window, content-length: the reader side's. */
+  readonly incoming: IncomingState;
+  private isHeadersSent = false;
+  private isClosed = false;
+  private status: string | undefined = undefined;
   /** end() or an ending respond() was called: nothing more is written. */
-  isLocalEnded = false;
-  /** Bytes this side may still send on the stream (the client's window for it). */
-  sendWindow: number;
-  /** Bytes the client may still send on the stream; received bytes not yet given back. */
-  receiveWindow: number;
-  receivedUncredited = 0;
-  /** DATA waiting for window, oldest first. */
-  queued: Buffer[] | undefined = undefined;
-  /** What follows once `queued` has left. */
-  ending: DataEnding = undefined;
-  /** END_STREAM has left (on DATA or trailers). */
-  isEndSent = false;
+  private isLocalEnded = false;
   private isWaitingForTrailers = false;
   private isTrailersSent = false;
 
   constructor(
     readonly id: number,
     readonly session: H2Connection,
-    sendWindow: number,
     receiveWindow: number,
+    expectedBytes: number | undefined,
   ) {
     super();
-    this.sendWindow = sendWindow;
-    this.receiveWindow = receiveWindow;
+    this.incoming = new IncomingState(receiveWindow, expectedBytes);
+  }
+
+  get headersSent(): boolean {
+    return this.isHeadersSent;
+  }
+
+  /** Nothing more will be sent or read: answered in full, reset, or its connection gone. */
+  get closed(): boolean {
+    return this.isClosed;
   }
 
   get destroyed(): boolean {
-    return this.closed;
+    return this.isClosed;
+  }
+
+  /** The grpc-status this stream was answered with, once it was. */
+  get sentStatus(): string | undefined {
+    return this.status;
+  }
+
+  /** The stream table's call when the stream is done: its queued DATA is dropped. */
+  markClosed(): void {
+    this.isClosed = true;
+    this.outgoing.drop();
   }
 
   respond(fields: OutgoingHeaders, options?: RespondOptions): void {
-    if (this.closed) return;
-    if (this.headersSent) throw new Error(`stream ${String(this.id)} already sent its headers`);
-    this.headersSent = true;
+    if (this.isClosed) return;
+    if (this.isHeadersSent) throw new Error(`stream ${String(this.id)} already sent its headers`);
+    this.isHeadersSent = true;
     const isEnd = options?.endStream === true;
     this.isWaitingForTrailers = !isEnd && options?.waitForTrailers === true;
     this.noteStatus(fields);
@@ -80,17 +90,17 @@ export class H2Stream extends EventEmitter {
 
   /** Sends one chunk of the body; a stream not yet answered is answered 200 first. */
   write(data: Buffer): boolean {
-    if (this.closed || this.isLocalEnded) return false;
-    if (!this.headersSent) this.respond(IMPLICIT_HEADERS);
+    if (this.isClosed || this.isLocalEnded) return false;
+    if (!this.isHeadersSent) this.respond(IMPLICIT_HEADERS);
     this.session.sendData(this, data, undefined);
     return true;
   }
 
   /** Ends the body: the trailers follow when respond() asked to wait for them. */
   end(data?: Buffer): void {
-    if (this.closed || this.isLocalEnded) return;
+    if (this.isClosed || this.isLocalEnded) return;
     // DATA before HEADERS would break the protocol: answer 200 first, as node:http2 does.
-    if (!this.headersSent) this.respond(IMPLICIT_HEADERS);
+    if (!this.isHeadersSent) this.respond(IMPLICIT_HEADERS);
     this.isLocalEnded = true;
     this.session.sendData(this, data, this.isWaitingForTrailers ? 'trailers' : 'end');
   }
@@ -100,11 +110,11 @@ export class H2Stream extends EventEmitter {
     this.isWaitingForTrailers = false;
     this.emit('wantTrailers');
     // A listener that sent none: END_STREAM on an empty DATA frame, as node:http2 does.
-    if (!this.closed && !this.isTrailersSent) this.session.sendData(this, undefined, 'end');
+    if (!this.isClosed && !this.isTrailersSent) this.session.sendData(this, undefined, 'end');
   }
 
   sendTrailers(fields: OutgoingHeaders): void {
-    if (this.closed || this.isTrailersSent) return;
+    if (this.isClosed || this.isTrailersSent) return;
     this.isTrailersSent = true;
     this.noteStatus(fields);
     this.session.sendHeaders(this, fields, true);
@@ -112,12 +122,12 @@ export class H2Stream extends EventEmitter {
 
   /** Resets the stream (RST_STREAM with `code`, NO_ERROR unless given). */
   close(code: number = ErrorCode.NO_ERROR): void {
-    if (this.closed) return;
+    if (this.isClosed) return;
     this.session.resetStream(this, code);
   }
 
   private noteStatus(fields: OutgoingHeaders): void {
     const status = fields['grpc-status'];
-    if (status !== undefined) this.sentStatus = String(status);
+    if (status !== undefined) this.status = String(status);
   }
 }

@@ -712,8 +712,22 @@ describe('the limits section', () => {
         maxValueBytes: 8192,
         maxRequestBytes: 1024 * 1024,
       },
-      connection: { maxConcurrentStreams: 1000, headerTimeoutMs: 10_000, idleTimeoutMs: 300_000 },
+      connection: {
+        maxConcurrentStreams: 1000,
+        maxBufferedBytes: 64 * 1024 * 1024,
+        headerTimeoutMs: 10_000,
+        idleTimeoutMs: 300_000,
+      },
     });
+  });
+
+  it('refuses a buffer budget too small for four requests of the largest size', () => {
+    expect(() =>
+      loadSettings({
+        MAX_REQUEST_BYTES: String(32 * 1024 * 1024),
+        GRPC_MAX_BUFFERED_BYTES: '67108864',
+      }),
+    ).toThrow(/GRPC_MAX_BUFFERED_BYTES: must be at least 4 × MAX_REQUEST_BYTES/);
   });
 
   it('refuses timeouts of 0, which would turn them off', () => {

@@ -1,0 +1,134 @@
+// Floods that cost the server more than the client unless bounded: each is cut (GOAWAY
+// ENHANCE_YOUR_CALM, as nghttp2 cuts it) or costs what its frames cost, and memory held for
+// unfinished requests stays within the buffer budget. Quick checks of the bound; the load runs
+// with an innocent client are in docs/reliability.md.
+import { BufferBudget } from '../../../../src/server/h2';
+import { eventually } from '../../../helpers/eventually';
+import { END_HEADERS, END_STREAM, frame, RawClient, request, T } from '../../../helpers/h2-frames';
+import {
+  ackFlood,
+  blockedStreams,
+  continuationFlood,
+  initialWindowFlood,
+  largeSettings,
+  oversizedBlocks,
+  unfinishedBodies,
+  windowUpdateFlood,
+} from '../../../helpers/h2-floods';
+import { serveEcho, type Served } from '../../../helpers/h2-echo';
+
+const ENHANCE_YOUR_CALM = 0xb;
+
+let served: Served | undefined;
+const clients: RawClient[] = [];
+async function serve(maxStreams = 1000, budget?: BufferBudget): Promise<Served> {
+  served = await serveEcho(maxStreams, budget);
+  return served;
+}
+function open(port: number): RawClient {
+  const client = new RawClient(port);
+  clients.push(client);
+  return client;
+}
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.destroy();
+  await served?.close();
+  served = undefined;
+});
+
+/** Milliseconds from sending `bytes` to the server having handled all of them. */
+async function handlingMs(client: RawClient, bytes: Buffer): Promise<number> {
+  const started = performance.now();
+  client.send(bytes);
+  await client.roundTrip();
+  return performance.now() - started;
+}
+
+describe('flow control floods: no frame walks every stream', () => {
+  it('WINDOW_UPDATE(0, +1) with 1,000 streams blocked costs what it costs with none', async () => {
+    const { port } = await serve();
+    const idle = open(port);
+    await idle.roundTrip();
+    const baseline = await handlingMs(idle, windowUpdateFlood(50_000));
+    const busy = open(port);
+    busy.send(blockedStreams(1000));
+    await busy.roundTrip();
+    const loaded = await handlingMs(busy, windowUpdateFlood(50_000));
+    expect(busy.isClosed).toBe(false);
+    expect(loaded).toBeLessThan(4 * baseline + 50);
+  });
+
+  it('SETTINGS moving the initial window of 1,000 blocked streams: cut', async () => {
+    const { port } = await serve();
+    const client = open(port);
+    client.send(blockedStreams(1000));
+    await client.roundTrip();
+    client.send(initialWindowFlood(2000));
+    expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+  });
+
+  it('a SETTINGS frame of more than 32 entries: cut', async () => {
+    const { port } = await serve();
+    const client = open(port);
+    client.send(largeSettings(32));
+    await client.roundTrip();
+    client.send(largeSettings(33));
+    expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+  });
+});
+
+describe('acknowledgements a client asks for faster than it reads them: cut', () => {
+  it.each(['ping', 'settings'] as const)('%s', async (kind) => {
+    const { port } = await serve();
+    const client = open(port);
+    client.send(ackFlood(kind, 5000));
+    expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+  });
+});
+
+describe('header blocks: bounded by their bytes', () => {
+  it.each(['literal', 'bomb'] as const)(
+    '%s past the list limit: 431 a few times, then the connection is cut',
+    async (kind) => {
+      const { port } = await serve();
+      const client = open(port);
+      client.send(oversizedBlocks(kind, 8, kind === 'bomb' ? 12_000 : 20_000));
+      expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+      const answers = client.frames.filter((f) => f.type === T.HEADERS);
+      expect(answers.map((f) => f.payload.toString('latin1'))).toEqual(
+        Array(4).fill(expect.stringContaining('431')),
+      );
+    },
+  );
+
+  it('a block in more than 8 CONTINUATION frames: cut', async () => {
+    const { port } = await serve();
+    const client = open(port);
+    client.send(continuationFlood(8), frame(T.CONTINUATION, END_HEADERS, 1, Buffer.alloc(0)));
+    expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+    const again = open(port);
+    again.send(continuationFlood(1000));
+    expect(await again.goaway()).toBe(ENHANCE_YOUR_CALM);
+  });
+});
+
+describe('unfinished requests: held within the buffer budget', () => {
+  it('per connection and in total; refused streams may be retried; all given back', async () => {
+    const budget = new BufferBudget(1024 * 1024);
+    const { port } = await serve(100, budget);
+    const attackers = Array.from({ length: 6 }, () => open(port));
+    // 300 KB on each connection: more than its share (256 KB) and, together, than the total.
+    for (const client of attackers) client.send(unfinishedBodies(3, 100_000));
+    await Promise.all(attackers.map((client) => client.roundTrip()));
+    expect(budget.heldBytes).toBeLessThanOrEqual(1024 * 1024);
+    const refused = attackers.flatMap((c) => c.frames.filter((f) => f.type === T.RST_STREAM));
+    expect(refused.length).toBeGreaterThanOrEqual(6);
+    expect(refused.every((f) => f.payload.readUInt32BE(0) === 0x7)).toBe(true);
+    // A request that finishes is still served on another connection.
+    const innocent = open(port);
+    innocent.send(frame(T.HEADERS, END_HEADERS | END_STREAM, 1, request()));
+    expect((await innocent.answered(1)).type).toBe(T.HEADERS);
+    for (const client of attackers) client.destroy();
+    await eventually(() => budget.heldBytes === 0, { what: 'the budget to be given back' });
+  });
+});
