@@ -201,6 +201,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   MAX_REQUEST_BYTES:
     'largest gRPC message (also after inflating) or `/json` body: `RESOURCE_EXHAUSTED`, HTTP 413 (new)',
   GRPC_MAX_CONCURRENT_STREAMS: 'open streams per HTTP/2 connection (new)',
+  GRPC_MAX_BUFFERED_BYTES:
+    'bytes of unfinished gRPC requests held across all connections, a quarter per connection; past it a stream is refused `REFUSED_STREAM` (new)',
   HEADER_TIMEOUT: 'time to send the connection preface, headers and body (new)',
   IDLE_TIMEOUT: 'an idle connection is closed after this long (new)',
 });
