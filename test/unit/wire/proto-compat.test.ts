@@ -22,7 +22,7 @@ const UPSTREAM_DIRS = [
 ];
 
 /**
- * Fields of ours that the upstream copy bundled with @grpc/grpc-js-xds predates (WIRE.md
+ * Fields of ours that the upstream copy bundled with @grpc/grpc-js-xds predates (docs/wire-format.md
  * gives their numbers; newer Envoy releases send them). Listed so that any other missing
  * field fails the test.
  */
