@@ -21,7 +21,7 @@ export const SERVER = group('', {
   GRPC_MAX_CONNECTION_AGE: duration('24h'),
   GRPC_MAX_CONNECTION_AGE_GRACE: duration('1h'),
   // `node` serves the same gRPC layer on node:http2: a fallback should a client and the
-  // service's own HTTP/2 not get along, at about 2.5 times the CPU per answer.
+  // service's own HTTP/2 not get along, at about 4 times the CPU per call.
   GRPC_HTTP2: oneOf('own', ['own', 'node']),
   GRPC_SERVER_USE_TLS: bool(false),
   GRPC_SERVER_TLS_CERT: str(),

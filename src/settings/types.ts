@@ -22,7 +22,7 @@ export interface GrpcListenerSettings extends ListenAddress {
   readonly maxConnectionAgeGraceMs: number;
   /**
    * GRPC_HTTP2: which HTTP/2 implementation serves the gRPC layer, the service's own (`own`)
-   * or node:http2 (`node`, a fallback costing about 2.5 times the CPU per answer).
+   * or node:http2 (`node`, a fallback costing about 4 times the CPU per call).
    */
   readonly http2: 'own' | 'node';
   readonly tls: GrpcServerTlsSettings | undefined;

@@ -109,7 +109,7 @@ export class RateLimitGrpcServer {
     };
     if (options.settings.http2 === 'node') {
       // A fallback an operator chose, and a costly one: said once, where they will see it.
-      logger.warn('gRPC is served on node:http2 (GRPC_HTTP2=node), at about 2.5x the CPU per call');
+      logger.warn('gRPC is served on node:http2 (GRPC_HTTP2=node), at about 4x the CPU per call');
       [this.server, this.secure] = this.onNodeHttp2(h2Options, handlers);
     } else {
       [this.server, this.secure] = this.onOwnHttp2(h2Options, handlers);

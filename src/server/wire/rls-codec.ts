@@ -58,9 +58,8 @@ function entryOf(
 }
 
 /**
- * A uint32 field. A correct encoder never writes more than 32 bits there; a value
- * that does not fit is refused as JSON refuses it, rather than cut to its low bits as
- * protobuf allows.
+ * A uint32 field. A correct encoder never writes more than 32 bits there; a value that does
+ * not fit is refused as JSON refuses it, rather than cut to its low bits as protobuf allows.
  */
 function uint32Field(r: ProtoReader, what: string): number {
   const value = r.varint();
