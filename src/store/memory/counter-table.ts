@@ -27,8 +27,10 @@ const rotl = (x: number, bits: number): number => (x << bits) | (x >>> (32 - bit
  * the 32-bit integers V8 computes natively, and costs about what FNV-1a did on cache keys.
  */
 function hashOf(key: string, k0: number, k1: number): number {
-  let v0 = k0;
-  let v1 = k1;
+  // `| 0`: a key outside V8's small integers is held as a double, and the state would stay
+  // one through the loop, doubling the cost of the hash, unless it starts as an int32.
+  let v0 = k0 | 0;
+  let v1 = k1 | 0;
   let v2 = 0x6c796765 ^ k0;
   let v3 = 0x74656462 ^ k1;
   const length = key.length;
