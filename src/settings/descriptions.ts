@@ -25,6 +25,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
     'server processes sharing the listeners (node:cluster); not with the `memory` backend (new)',
   GRPC_MAX_CONNECTION_AGE: 'a gRPC connection older than this is asked to go away (GOAWAY)',
   GRPC_MAX_CONNECTION_AGE_GRACE: 'how long calls on an aged connection may still finish',
+  GRPC_HTTP2:
+    "`own` (the service's HTTP/2) or `node` (Node's http2, nghttp2): a fallback should a client disagree with `own`, at about 4x the CPU per call (new)",
   GRPC_SERVER_USE_TLS:
     'TLS on the gRPC listener (HTTP/2 only, TLS 1.2 at least); the files are watched and reloaded',
   GRPC_SERVER_TLS_CERT: 'the gRPC listener certificate chain (PEM)',

@@ -2,7 +2,7 @@
 // and TLS, and WORKERS.
 import { deepFreeze } from '../lib/freeze';
 import type { SettingsProblem } from './errors';
-import { bool, duration, int, port, str } from './fields';
+import { bool, duration, int, oneOf, port, str } from './fields';
 import { group, optional, type Values } from './section';
 import type { GrpcServerTlsSettings, ServerSettings } from './types';
 
@@ -20,6 +20,9 @@ export const SERVER = group('', {
   WORKERS: int(1, 1, 256),
   GRPC_MAX_CONNECTION_AGE: duration('24h'),
   GRPC_MAX_CONNECTION_AGE_GRACE: duration('1h'),
+  // `node` serves the same gRPC layer on node:http2: a fallback should a client and the
+  // service's own HTTP/2 not get along, at about 4 times the CPU per call.
+  GRPC_HTTP2: oneOf('own', ['own', 'node']),
   GRPC_SERVER_USE_TLS: bool(false),
   GRPC_SERVER_TLS_CERT: str(),
   GRPC_SERVER_TLS_KEY: str(),
@@ -91,6 +94,7 @@ export function serverSettings(
       uds: optional(s.GRPC_UDS),
       maxConnectionAgeMs: s.GRPC_MAX_CONNECTION_AGE,
       maxConnectionAgeGraceMs: s.GRPC_MAX_CONNECTION_AGE_GRACE,
+      http2: s.GRPC_HTTP2,
       tls: grpcTls(s, problems),
     },
   });

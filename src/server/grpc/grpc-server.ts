@@ -5,10 +5,18 @@
 // unary calls and one server stream, so this folder speaks the gRPC protocol itself:
 // router.ts checks and dispatches calls, rls-method.ts and health-service.ts serve them,
 // sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing; tls/
-// serves it over TLS when GRPC_SERVER_USE_TLS is set.
+// serves it over TLS when GRPC_SERVER_USE_TLS is set; node-http2.ts serves the same layer on
+// node:http2 when GRPC_HTTP2 is node.
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Logger } from '../../lib/logger';
-import { acceptH2 } from '../h2';
+import {
+  acceptH2,
+  type H2Handlers,
+  type H2Headers,
+  type H2SessionOptions,
+  type H2Stream,
+} from '../h2';
 import type { GrpcListenerSettings, LimitsSettings } from '../../settings';
 import type { StatsStore } from '../../stats';
 import type { RequestTracer } from '../../tracing';
@@ -25,6 +33,7 @@ import { routeCalls, type MethodHandler } from './router';
 import { Sessions } from './sessions';
 import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
+import { createNodeHttp2SecureServer, createNodeHttp2Server, serveOnNodeHttp2 } from './node-http2';
 import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
 import { expireBody, type BodyWait, type UnaryReading } from './unary';
 
@@ -93,15 +102,27 @@ export class RateLimitGrpcServer {
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
     ]);
-    const tls = options.settings.tls;
-    this.secure = tls === undefined ? undefined : createSecureGrpcServer(tls, stats, logger);
-    this.server = this.secure?.server ?? net.createServer();
-    const route = routeCalls(methods, lastResort);
-    const h2Options = {
+    const handlers = this.handlers(routeCalls(methods, lastResort));
+    const h2Options: H2SessionOptions = {
       maxConcurrentStreams: connection.maxConcurrentStreams,
       maxHeaderListBytes: MAX_HEADER_LIST_BYTES,
     };
-    acceptH2(this.server, this.secure !== undefined, h2Options, {
+    if (options.settings.http2 === 'node') {
+      // A fallback an operator chose, and a costly one: said once, where they will see it.
+      logger.warn('gRPC is served on node:http2 (GRPC_HTTP2=node), at about 4x the CPU per call');
+      [this.server, this.secure] = this.onNodeHttp2(h2Options, handlers);
+    } else {
+      [this.server, this.secure] = this.onOwnHttp2(h2Options, handlers);
+    }
+    // A TLS handshake that fails (plaintext client, no or wrong client certificate) is the
+    // client's problem, reported to it by the handshake; nothing here to log per attempt.
+    this.server.on('tlsClientError', ignore);
+  }
+
+  /** What becomes of each connection and call, on either HTTP/2. */
+  private handlers(route: (stream: H2Stream, headers: H2Headers) => void): H2Handlers {
+    const { lastResort } = this.options;
+    return {
       session: (session) => {
         if (this.secure?.admits(session) === false) return;
         // Thrown inside the connection's frame handling, where nothing expected it: the
@@ -115,10 +136,39 @@ export class RateLimitGrpcServer {
         this.sessions.addStream(stream);
         route(stream, headers);
       },
-    });
-    // A TLS handshake that fails (plaintext client, no or wrong client certificate) is the
-    // client's problem, reported to it by the handshake; nothing here to log per attempt.
-    this.server.on('tlsClientError', ignore);
+    };
+  }
+
+  /** The listener on the service's own HTTP/2 (../h2). */
+  private onOwnHttp2(
+    h2Options: H2SessionOptions,
+    handlers: H2Handlers,
+  ): [net.Server, SecureGrpcServer | undefined] {
+    const { settings, stats, logger } = this.options;
+    const secure =
+      settings.tls === undefined
+        ? undefined
+        : createSecureGrpcServer(settings.tls, stats, logger, (o) => tls.createServer(o));
+    const server = secure?.server ?? net.createServer();
+    acceptH2(server, secure !== undefined, h2Options, handlers);
+    return [server, secure];
+  }
+
+  /** The listener on node:http2 (GRPC_HTTP2=node), with the same TLS settings and reload. */
+  private onNodeHttp2(
+    h2Options: H2SessionOptions,
+    handlers: H2Handlers,
+  ): [net.Server, SecureGrpcServer | undefined] {
+    const { settings, stats, logger } = this.options;
+    const secure =
+      settings.tls === undefined
+        ? undefined
+        : createSecureGrpcServer(settings.tls, stats, logger, (o) =>
+            createNodeHttp2SecureServer(h2Options, o),
+          );
+    const server = secure?.server ?? createNodeHttp2Server(h2Options);
+    serveOnNodeHttp2(server, handlers);
+    return [server, secure];
   }
 
   /** Binds the listener; resolves with the bound TCP port (0 for a unix socket). */

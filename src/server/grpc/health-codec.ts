@@ -19,7 +19,7 @@ export function decodeHealthRequest(message: FramedMessage): string | undefined 
     while (!r.isDone) {
       const tag = r.varint();
       if (tag === (1 << 3) + WIRE_BYTES) service = r.string();
-      else r.skip(tag & 7);
+      else r.skipField(tag);
     }
   } catch (err: unknown) {
     if (err instanceof MalformedMessage) return undefined;

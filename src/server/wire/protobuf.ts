@@ -1,11 +1,22 @@
 // The protobuf wire format, just enough of it for the hand-written codecs of the hot path.
 // Decoding works on the received buffer in place; encoding writes into one scratch buffer
 // that is reused across calls, so a message costs one exactly sized copy at the end.
+// docs/wire-format.md says which malformed bytes are refused and which are skipped.
+import { isUtf8 } from 'node:buffer';
 
 export const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
 export const WIRE_BYTES = 2;
+const WIRE_START_GROUP = 3;
+const WIRE_END_GROUP = 4;
 const WIRE_FIXED32 = 5;
+
+/** The largest tag of a valid field: field number 2^29-1, wire type 7. */
+const MAX_TAG = 0xffffffff;
+/** The largest field number protobuf-go reads inside a group. */
+const MAX_GROUP_FIELD = 2 ** 31 - 1;
+/** Groups nested deeper than this are refused, as protobuf-go refuses them. */
+const MAX_GROUP_DEPTH = 10_000;
 
 /** Bytes that are not a well-formed message of the expected type. */
 export class MalformedMessage extends Error {
@@ -15,16 +26,22 @@ export class MalformedMessage extends Error {
   }
 }
 
-/** A cursor over one message (or one length-delimited sub-message) of a buffer. */
+/**
+ * A cursor over one message of a buffer. `end` is where the message being read ends: `enter`
+ * narrows it to a length-delimited sub-message and `leave` restores it, so that no read of a
+ * sub-message's fields can run into its siblings.
+ */
 export class ProtoReader {
   pos: number;
+  end: number;
 
   constructor(
     readonly buf: Buffer,
     start: number,
-    readonly end: number,
+    end: number,
   ) {
     this.pos = start;
+    this.end = end;
   }
 
   get isDone(): boolean {
@@ -33,7 +50,8 @@ export class ProtoReader {
 
   /**
    * A varint as a number. Values past 2^53 lose precision; fields that must fit a smaller
-   * range are checked by their caller, and 64-bit values this large are refused there.
+   * range are checked by their caller, and 64-bit values this large are refused there. A
+   * tenth byte above 1 would carry a 65th bit: refused, as protobuf-go refuses it.
    */
   varint(): number {
     const { buf, end } = this;
@@ -51,12 +69,13 @@ export class ProtoReader {
       if (byte < 0) throw new MalformedMessage('a varint runs past the end of the message');
       value += (byte & 0x7f) * scale;
       if (byte < 0x80) {
+        if (i === 9 && byte > 1) break;
         this.pos = pos;
         return value;
       }
       scale *= 0x80;
     }
-    throw new MalformedMessage('a varint is longer than ten bytes');
+    throw new MalformedMessage('a varint does not fit 64 bits');
   }
 
   /** Starts a length-delimited field; returns where it ends and leaves pos at its start. */
@@ -67,32 +86,101 @@ export class ProtoReader {
     return end;
   }
 
-  string(): string {
+  /** Opens a length-delimited sub-message; returns the enclosing end, for `leave`. */
+  enter(): number {
     const end = this.delimited();
-    const start = this.pos;
-    this.pos = end;
-    return start === end ? '' : this.buf.toString('utf8', start, end);
+    const outer = this.end;
+    this.end = end;
+    return outer;
   }
 
-  /** Skips a field of the given wire type. */
-  skip(wireType: number): void {
+  /** Closes the sub-message `enter` opened (its fields have all been read: pos is its end). */
+  leave(outer: number): void {
+    this.end = outer;
+  }
+
+  /** A string field, refused unless its bytes are UTF-8 (proto3 strings must be). */
+  string(): string {
+    const end = this.delimited();
+    return this.utf8(end);
+  }
+
+  /** The bytes from pos to `end` as UTF-8 text; pos moves to `end`. */
+  utf8(end: number): string {
+    const start = this.pos;
+    this.pos = end;
+    if (start === end) return '';
+    const text = this.buf.toString('utf8', start, end);
+    // The decoder puts U+FFFD where the bytes are not UTF-8, so only text holding one needs
+    // its bytes checked. V8 answers the search at once for one-byte strings, which most
+    // values are; a check of the bytes themselves would cost more for every string.
+    if (text.includes('\ufffd') && !isUtf8(this.buf.subarray(start, end)))
+      throw new MalformedMessage('a string field is not valid UTF-8');
+    return text;
+  }
+
+  /**
+   * Skips a field the caller does not read: an unknown field number, or a known one with a
+   * wire type other than its declared one, which protobuf-go also keeps as an unknown field.
+   * What protobuf-go refuses is refused: field number 0 or past 2^29-1, an end-group marker
+   * without its group, wire types 6 and 7.
+   */
+  skipField(tag: number): void {
+    if (tag < 8 || tag > MAX_TAG) throw new MalformedMessage('a field number is out of range');
+    this.skipValue(tag & 7, tag >>> 3);
+  }
+
+  private skipValue(wireType: number, field: number): void {
     switch (wireType) {
       case WIRE_VARINT:
         this.varint();
         return;
       case WIRE_FIXED64:
-        this.pos += 8;
-        break;
+        this.advance(8);
+        return;
       case WIRE_BYTES:
         this.pos = this.delimited();
         return;
+      case WIRE_START_GROUP:
+        this.skipGroup(field);
+        return;
+      case WIRE_END_GROUP:
+        throw new MalformedMessage('an end-group marker closes no group');
       case WIRE_FIXED32:
-        this.pos += 4;
-        break;
+        this.advance(4);
+        return;
       default:
         throw new MalformedMessage(`wire type ${wireType} is not supported`);
     }
-    if (this.pos > this.end) throw new MalformedMessage('a field runs past the end of the message');
+  }
+
+  private advance(bytes: number): void {
+    if (this.pos + bytes > this.end)
+      throw new MalformedMessage('a field runs past the end of the message');
+    this.pos += bytes;
+  }
+
+  /**
+   * Skips a group (a deprecated encoding) up to the end-group marker of the same number.
+   * Inside a group protobuf-go takes field numbers up to 2^31-1, and so does this.
+   */
+  private skipGroup(field: number): void {
+    const open = [field];
+    while (open.length > 0) {
+      const tag = this.varint();
+      const number = Math.floor(tag / 8);
+      const wireType = tag % 8;
+      if (number < 1 || number > MAX_GROUP_FIELD)
+        throw new MalformedMessage('a field number is out of range');
+      if (wireType === WIRE_END_GROUP) {
+        if (number !== open.pop()) throw new MalformedMessage('a group ends with another number');
+      } else if (wireType === WIRE_START_GROUP) {
+        if (open.length > MAX_GROUP_DEPTH) throw new MalformedMessage('groups nest too deep');
+        open.push(number);
+      } else {
+        this.skipValue(wireType, number);
+      }
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 // RateLimitRequest decoder and RateLimitResponse encoder for the gRPC hot path. They go
 // straight between bytes and the engine's types without building protobuf objects in between;
 // the decoder refuses what requestFromWire refuses, with the same words (request-rules.ts).
-// Field numbers: ../../../api/envoy/service/ratelimit/v3/rls.proto (and WIRE.md).
-import type { JsonObject, JsonValue, LimitOverride, Unit } from '../../config';
+// Field numbers and the decoding rules: docs/wire-format.md.
+import type { JsonObject, JsonValue, Unit } from '../../config';
 import type { RateLimitRequest, RateLimitResponse, RequestDescriptor } from '../../engine';
 import { MAX_UINT32 } from '../../lib/uint32';
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../settings';
@@ -26,29 +26,34 @@ const CODES = { OK: 1, OVER_LIMIT: 2 } as const;
 function boundedString(r: ProtoReader, max: number, tooLong: () => Error): string {
   const end = r.delimited();
   if (end - r.pos > max) throw tooLong();
-  const start = r.pos;
-  r.pos = end;
-  return start === end ? '' : r.buf.toString('utf8', start, end);
+  return r.utf8(end);
 }
+
+const entryPath = (index: number, entry: number): string =>
+  `descriptors[${index}].entries[${entry}]`;
 
 function entryOf(
   r: ProtoReader,
-  end: number,
   limits: RequestLimits,
-  at: string,
+  index: number,
+  entry: number,
 ): { key: string; value: string } {
+  const outer = r.enter();
   let key = '';
   let value = '';
-  while (r.pos < end) {
+  while (r.pos < r.end) {
     const tag = r.varint();
     if (tag === (1 << 3) + WIRE_BYTES)
-      key = boundedString(r, limits.maxKeyBytes, () => tooMany.keyBytes(limits, `${at}.key`));
+      key = boundedString(r, limits.maxKeyBytes, () =>
+        tooMany.keyBytes(limits, `${entryPath(index, entry)}.key`),
+      );
     else if (tag === (2 << 3) + WIRE_BYTES)
       value = boundedString(r, limits.maxValueBytes, () =>
-        tooMany.valueBytes(limits, `${at}.value`),
+        tooMany.valueBytes(limits, `${entryPath(index, entry)}.value`),
       );
-    else r.skip(tag & 7);
+    else r.skipField(tag);
   }
+  r.leave(outer);
   return { key, value };
 }
 
@@ -63,27 +68,87 @@ function uint32Field(r: ProtoReader, what: string): number {
   return value;
 }
 
-function overrideOf(r: ProtoReader, end: number, index: number): LimitOverride {
-  let requestsPerUnit = 0;
-  let unitNumber = 0;
-  while (r.pos < end) {
-    const tag = r.varint();
-    if (tag === (1 << 3) + WIRE_VARINT)
-      requestsPerUnit = uint32Field(r, `descriptors[${index}].limit.requests_per_unit`);
-    else if (tag === (2 << 3) + WIRE_VARINT) unitNumber = r.varint();
-    else r.skip(tag & 7);
-  }
-  return { requestsPerUnit, unit: overrideUnit(unitNumber, index) };
+/**
+ * The fields of a descriptor as read so far. A singular sub-message written more than once is
+ * merged field by field, as protobuf readers merge it, so the override and the addend are
+ * built only once the whole descriptor has been read.
+ */
+interface DescriptorFields {
+  hasLimit: boolean;
+  requestsPerUnit: number;
+  unitNumber: number;
+  /** The UInt64Value's value; undefined while the descriptor has none. */
+  hitsAddend: number | undefined;
 }
 
-/** google.protobuf.UInt64Value: absent value means zero. */
-function uint64ValueOf(r: ProtoReader, end: number, index: number): number {
-  let value = 0;
-  while (r.pos < end) {
+function readOverride(r: ProtoReader, d: DescriptorFields, index: number): void {
+  const outer = r.enter();
+  d.hasLimit = true;
+  while (r.pos < r.end) {
     const tag = r.varint();
-    if (tag === (1 << 3) + WIRE_VARINT) value = r.varint();
-    else r.skip(tag & 7);
+    if (tag === (1 << 3) + WIRE_VARINT)
+      d.requestsPerUnit = uint32Field(r, `descriptors[${index}].limit.requests_per_unit`);
+    // Checked once the descriptor is read: any number but SECOND..YEAR is refused.
+    else if (tag === (2 << 3) + WIRE_VARINT) d.unitNumber = r.varint();
+    else r.skipField(tag);
   }
+  r.leave(outer);
+}
+
+/** google.protobuf.UInt64Value: a wrapper without its value means zero. */
+function readUint64Value(r: ProtoReader, d: DescriptorFields): void {
+  const outer = r.enter();
+  d.hitsAddend ??= 0;
+  while (r.pos < r.end) {
+    const tag = r.varint();
+    if (tag === (1 << 3) + WIRE_VARINT) d.hitsAddend = r.varint();
+    else r.skipField(tag);
+  }
+  r.leave(outer);
+}
+
+function descriptorOf(r: ProtoReader, index: number, limits: RequestLimits): RequestDescriptor {
+  const outer = r.enter();
+  const entries: { key: string; value: string }[] = [];
+  const d: DescriptorFields = {
+    hasLimit: false,
+    requestsPerUnit: 0,
+    unitNumber: 0,
+    hitsAddend: undefined,
+  };
+  let isNegativeHits = false;
+  while (r.pos < r.end) {
+    const tag = r.varint();
+    switch (tag) {
+      case (1 << 3) + WIRE_BYTES:
+        if (entries.length >= limits.maxEntries) throw tooMany.entries(limits, index);
+        entries.push(entryOf(r, limits, index, entries.length));
+        break;
+      case (2 << 3) + WIRE_BYTES:
+        readOverride(r, d, index);
+        break;
+      case (3 << 3) + WIRE_BYTES:
+        readUint64Value(r, d);
+        break;
+      case (4 << 3) + WIRE_VARINT:
+        isNegativeHits = r.varint() !== 0;
+        break;
+      default:
+        r.skipField(tag);
+    }
+  }
+  r.leave(outer);
+  return {
+    entries,
+    limit: d.hasLimit
+      ? { requestsPerUnit: d.requestsPerUnit, unit: overrideUnit(d.unitNumber, index) }
+      : undefined,
+    hitsAddend: d.hitsAddend === undefined ? undefined : safeAddend(d.hitsAddend, index),
+    isNegativeHits,
+  };
+}
+
+function safeAddend(value: number, index: number): number {
   if (value > Number.MAX_SAFE_INTEGER) {
     throw badRequest(
       `descriptors[${index}].hits_addend must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`,
@@ -92,45 +157,34 @@ function uint64ValueOf(r: ProtoReader, end: number, index: number): number {
   return value;
 }
 
-function descriptorOf(
-  r: ProtoReader,
-  end: number,
-  index: number,
-  limits: RequestLimits,
-): RequestDescriptor {
-  const entries: { key: string; value: string }[] = [];
-  let limit: LimitOverride | undefined;
-  let hitsAddend: number | undefined;
-  let isNegativeHits = false;
-  while (r.pos < end) {
+function readRequest(r: ProtoReader, limits: RequestLimits): RateLimitRequest {
+  let domain = '';
+  const descriptors: RequestDescriptor[] = [];
+  let hitsAddend = 0;
+  while (!r.isDone) {
     const tag = r.varint();
     switch (tag) {
       case (1 << 3) + WIRE_BYTES:
-        if (entries.length >= limits.maxEntries) throw tooMany.entries(limits, index);
-        entries.push(
-          entryOf(r, r.delimited(), limits, `descriptors[${index}].entries[${entries.length}]`),
-        );
+        domain = boundedString(r, limits.maxKeyBytes, () => tooMany.keyBytes(limits, 'domain'));
         break;
       case (2 << 3) + WIRE_BYTES:
-        limit = overrideOf(r, r.delimited(), index);
+        if (descriptors.length >= limits.maxDescriptors) throw tooMany.descriptors(limits);
+        descriptors.push(descriptorOf(r, descriptors.length, limits));
         break;
-      case (3 << 3) + WIRE_BYTES:
-        hitsAddend = uint64ValueOf(r, r.delimited(), index);
-        break;
-      case (4 << 3) + WIRE_VARINT:
-        isNegativeHits = r.varint() !== 0;
+      case (3 << 3) + WIRE_VARINT:
+        hitsAddend = uint32Field(r, 'hits_addend');
         break;
       default:
-        r.skip(tag & 7);
+        r.skipField(tag);
     }
   }
-  return { entries, limit, hitsAddend, isNegativeHits };
+  return { domain, descriptors, hitsAddend };
 }
 
 /**
- * The engine's request from RateLimitRequest bytes. Throws RequestError when the bytes are
- * not a RateLimitRequest, a field is out of range, or the request is past `limits`, as
- * requestFromJson does.
+ * The engine's request from RateLimitRequest bytes, read as protobuf-go reads them
+ * (docs/wire-format.md). Throws RequestError when the bytes are not a RateLimitRequest, a
+ * field is out of range, or the request is past `limits`, as requestFromJson does.
  */
 export function decodeRateLimitRequest(
   buf: Buffer,
@@ -138,35 +192,13 @@ export function decodeRateLimitRequest(
   end = buf.length,
   limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
 ): RateLimitRequest {
-  const r = new ProtoReader(buf, start, end);
-  let domain = '';
-  const descriptors: RequestDescriptor[] = [];
-  let hitsAddend = 0;
   try {
-    while (!r.isDone) {
-      const tag = r.varint();
-      switch (tag) {
-        case (1 << 3) + WIRE_BYTES:
-          domain = boundedString(r, limits.maxKeyBytes, () => tooMany.keyBytes(limits, 'domain'));
-          break;
-        case (2 << 3) + WIRE_BYTES:
-          if (descriptors.length >= limits.maxDescriptors) throw tooMany.descriptors(limits);
-          descriptors.push(descriptorOf(r, r.delimited(), descriptors.length, limits));
-          break;
-        case (3 << 3) + WIRE_VARINT:
-          hitsAddend = uint32Field(r, 'hits_addend');
-          break;
-        default:
-          if (tag >>> 3 === 0) throw new MalformedMessage('field number 0 is not valid');
-          r.skip(tag & 7);
-      }
-    }
+    return readRequest(new ProtoReader(buf, start, end), limits);
   } catch (err: unknown) {
     if (err instanceof MalformedMessage)
       throw badRequest(`the request is not a RateLimitRequest: ${err.message}`);
     throw err;
   }
-  return { domain, descriptors, hitsAddend };
 }
 
 function writeStruct(w: ProtoWriter, object: JsonObject): void {

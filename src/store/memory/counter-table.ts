@@ -1,16 +1,11 @@
 // The memory store's counters: per key a value and an expiry, in open-addressing tables whose
 // arrays hold them directly instead of an object per key.
+import { randomBytes } from 'node:crypto';
 
 /**
- * Why not a Map of slot objects (what the store used before): at a million keys a lookup there
- * reads a hash bucket, an entry, the stored key, the slot and the slot's boxed expiry, five
- * places in memory that are seldom in cache. Here it reads one pair in `ids` (hash and key),
- * the stored key's characters and one pair in `data` (value and expiry). In-process, with a
- * fresh key string per call as the engine makes them: 540 against 724 ns per increment at 1M
- * keys, 226 against 261 ns at 10,000.
- *
- * The keys are split over SHARDS tables by hash, so that growing or shrinking a table rebuilds
- * a 256th of the keys (one table of a million keys took 36 ms to rebuild here).
+ * Arrays rather than a Map of slot objects, because a lookup then reads one hash-and-key pair
+ * and one value-and-expiry pair instead of five objects scattered in memory; the keys are split
+ * over SHARDS tables so that a resize rebuilds a 256th of them.
  */
 const SHARDS = 256;
 const SHARD_BITS = 8;
@@ -19,13 +14,63 @@ const MIN_CAPACITY = 16;
 const HASH_MASK = 0x3fffffff;
 const MAX_CAPACITY = 1 << (30 - SHARD_BITS);
 
-/** FNV-1a over the UTF-16 code units, then murmur3's finaliser so that every bit mixes. */
-function hashOf(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) & HASH_MASK;
+/** A 32-bit rotation to the left. */
+const rotl = (x: number, bits: number): number => (x << bits) | (x >>> (32 - bits));
+
+/**
+ * HalfSipHash-1-3 (the keyed hash Linux uses for its hash tables) over the UTF-16 code units,
+ * two to a word, keyed by a random per-table secret. Keys hold values clients choose, and
+ * with an unkeyed hash (FNV-1a here before) a client can compute offline keys that share a
+ * table position and make every lookup walk all of them; a seed mixed into FNV or a
+ * finaliser would not stop that, since their collisions do not depend on it. SipHash's
+ * 64-bit words would need pairs of halves or BigInt in JavaScript; the half variant works on
+ * the 32-bit integers V8 computes natively, and costs about what FNV-1a did on cache keys.
+ */
+function hashOf(key: string, k0: number, k1: number): number {
+  // `| 0`: a key outside V8's small integers is held as a double, and the state would stay
+  // one through the loop, doubling the cost of the hash, unless it starts as an int32.
+  let v0 = k0 | 0;
+  let v1 = k1 | 0;
+  let v2 = 0x6c796765 ^ k0;
+  let v3 = 0x74656462 ^ k1;
+  const length = key.length;
+  let i = 0;
+  for (; i + 1 < length; i += 2) {
+    const m = key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
+    v3 ^= m;
+    v0 = (v0 + v1) | 0;
+    v1 = rotl(v1, 5) ^ v0;
+    v0 = rotl(v0, 16);
+    v2 = (v2 + v3) | 0;
+    v3 = rotl(v3, 8) ^ v2;
+    v0 = (v0 + v3) | 0;
+    v3 = rotl(v3, 7) ^ v0;
+    v2 = (v2 + v1) | 0;
+    v1 = rotl(v1, 13) ^ v2;
+    v2 = rotl(v2, 16);
+    v0 ^= m;
+  }
+  // The last word: the length in bytes (mod 256) on top, the odd code unit if any below.
+  const last = ((length * 2) << 24) | (i < length ? key.charCodeAt(i) : 0);
+  v3 ^= last;
+  for (let round = 0; round < 4; round++) {
+    // One compression round for the last word, then (after v0 ^= last, v2 ^= 0xff) three.
+    if (round === 1) {
+      v0 ^= last;
+      v2 ^= 0xff;
+    }
+    v0 = (v0 + v1) | 0;
+    v1 = rotl(v1, 5) ^ v0;
+    v0 = rotl(v0, 16);
+    v2 = (v2 + v3) | 0;
+    v3 = rotl(v3, 8) ^ v2;
+    v0 = (v0 + v3) | 0;
+    v3 = rotl(v3, 7) ^ v0;
+    v2 = (v2 + v1) | 0;
+    v1 = rotl(v1, 13) ^ v2;
+    v2 = rotl(v2, 16);
+  }
+  return (v1 ^ v3) & HASH_MASK;
 }
 
 /** One open-addressing table with linear probing, at most half full. */
@@ -87,6 +132,16 @@ class Shard {
     this.count -= 1;
   }
 
+  /** Per stored key, how many positions a lookup of it walks: one at its home, more past it. */
+  walks(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i <= this.mask; i++) {
+      if (this.ids[2 * i + 1] === undefined) continue;
+      out.push(((i - this.home(this.ids[2 * i] as number)) & this.mask) + 1);
+    }
+    return out;
+  }
+
   /** The same entries in a table of `capacity` positions. */
   resized(capacity: number): Shard {
     const next = new Shard(capacity);
@@ -114,6 +169,15 @@ class Shard {
 export class CounterTable {
   private shards = Array.from({ length: SHARDS }, () => new Shard(MIN_CAPACITY));
   private count = 0;
+  /** The hash's secret key, drawn once per table: no client can know where a key lands. */
+  private readonly k0: number;
+  private readonly k1: number;
+
+  constructor() {
+    const secret = randomBytes(8);
+    this.k0 = secret.readInt32LE(0);
+    this.k1 = secret.readInt32LE(4);
+  }
 
   get size(): number {
     return this.count;
@@ -121,7 +185,7 @@ export class CounterTable {
 
   /** Where `key` is (shard in the low bits), or -1 when the table does not hold it. */
   find(key: string): number {
-    const hash = hashOf(key);
+    const hash = hashOf(key, this.k0, this.k1);
     const shard = hash & (SHARDS - 1);
     const at = (this.shards[shard] as Shard).find(hash, key);
     return at < 0 ? -1 : at * SHARDS + shard;
@@ -144,7 +208,7 @@ export class CounterTable {
 
   /** Adds `key` or replaces what it holds. */
   set(key: string, value: number, expiresAtMs: number): void {
-    const hash = hashOf(key);
+    const hash = hashOf(key, this.k0, this.k1);
     const index = hash & (SHARDS - 1);
     let shard = this.shards[index] as Shard;
     let at = shard.find(hash, key);
@@ -189,6 +253,21 @@ export class CounterTable {
   /** How many keys each shard holds (how evenly the hash spreads them). */
   shardSizes(): number[] {
     return this.shards.map((shard) => shard.count);
+  }
+
+  /** The longest and the mean walk of a lookup over the stored keys (how well the hash spreads them). */
+  probeLengths(): { longest: number; mean: number } {
+    let longest = 0;
+    let total = 0;
+    let keys = 0;
+    for (const shard of this.shards) {
+      for (const walk of shard.walks()) {
+        longest = Math.max(longest, walk);
+        total += walk;
+        keys += 1;
+      }
+    }
+    return { longest, mean: keys === 0 ? 0 : total / keys };
   }
 
   private shardAt(position: number): Shard {

@@ -53,6 +53,7 @@ async function startServer(
       uds: undefined,
       maxConnectionAgeMs: 0,
       maxConnectionAgeGraceMs: 0,
+      http2: 'own',
       tls: undefined,
     },
     engine,

@@ -20,6 +20,7 @@ describe('defaults', () => {
     });
     expect(s.server.grpc.maxConnectionAgeMs).toBe(24 * 3600 * 1000);
     expect(s.server.grpc.maxConnectionAgeGraceMs).toBe(3600 * 1000);
+    expect(s.server.grpc.http2).toBe('own');
     expect(s.log).toEqual({ level: 'warning', format: 'text' });
     expect(s.config.source).toMatchObject({
       type: 'FILE',
@@ -163,6 +164,11 @@ describe('aliases', () => {
       timeoutMs: 500,
       tls: undefined,
     });
+  });
+
+  it('serves gRPC on node:http2 with GRPC_HTTP2=node, in any case', () => {
+    expect(loadSettings({ GRPC_HTTP2: 'node' }).server.grpc.http2).toBe('node');
+    expect(loadSettings({ GRPC_HTTP2: 'Own' }).server.grpc.http2).toBe('own');
   });
 
   it('covers every setting of the spec', () => {
@@ -322,6 +328,7 @@ describe('refusals name the setting, the value and what is accepted', () => {
       'REDIS_TYPE: "ring" is not valid; accepted: single, sentinel, cluster',
     ],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT: "xml" is not valid; accepted: text, json'],
+    [{ GRPC_HTTP2: 'nghttp2' }, 'GRPC_HTTP2: "nghttp2" is not valid; accepted: own, node'],
     [
       { DEBUG_RECENT_DECISIONS: '1000000' },
       'DEBUG_RECENT_DECISIONS: "1000000" is not valid; accepted: a whole number from 0 to 100000',

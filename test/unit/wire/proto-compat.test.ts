@@ -22,8 +22,8 @@ const UPSTREAM_DIRS = [
 ];
 
 /**
- * Fields of ours that the upstream copy bundled with @grpc/grpc-js-xds predates
- * (docs/wire-format.md gives their numbers; newer Envoy releases send them). Listed so that any other missing
+ * Fields of ours that the upstream copy bundled with @grpc/grpc-js-xds predates (docs/wire-format.md
+ * gives their numbers; newer Envoy releases send them). Listed so that any other missing
  * field fails the test.
  */
 const NEWER_THAN_BUNDLED_UPSTREAM = new Set([

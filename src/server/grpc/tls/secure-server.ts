@@ -1,5 +1,6 @@
 // The gRPC listener over TLS: HTTP/2 only, TLS 1.2 at least, mutual TLS and the client SAN check.
-import tls, { TLSSocket } from 'node:tls';
+import type tls from 'node:tls';
+import { TLSSocket } from 'node:tls';
 import type { H2Session } from '../../h2';
 import type { Logger } from '../../../lib/logger';
 import type { GrpcServerTlsSettings } from '../../../settings';
@@ -17,8 +18,8 @@ export function dnsNames(subjectAltName: string | undefined): string[] {
     .map((entry) => entry.slice('DNS:'.length).replace(/^"(.*)"$/, '$1'));
 }
 
-export interface SecureGrpcServer {
-  readonly server: tls.Server;
+export interface SecureGrpcServer<S extends tls.Server = tls.Server> {
+  readonly server: S;
   /**
    * False (and the connection is cut, the refusal logged) when GRPC_CLIENT_TLS_SAN is set and
    * the client certificate does not carry that DNS name. Call it first in the 'session' listener.
@@ -29,15 +30,18 @@ export interface SecureGrpcServer {
 }
 
 /**
- * The secure HTTP/2 server. The handshake itself refuses a client without a certificate signed
- * by GRPC_CLIENT_TLS_CACERT when that is set. Node has no hook inside the handshake for the SAN
- * check, so it runs as the connection is set up, before any call on it is read.
+ * The secure HTTP/2 server, made by `create` from the TLS options (tls.createServer for the
+ * own HTTP/2, node:http2's createSecureServer for GRPC_HTTP2=node). The handshake itself
+ * refuses a client without a certificate signed by GRPC_CLIENT_TLS_CACERT when that is set.
+ * Node has no hook inside the handshake for the SAN check, so it runs as the connection is set
+ * up, before any call on it is read.
  */
-export function createSecureGrpcServer(
+export function createSecureGrpcServer<S extends tls.Server>(
   settings: GrpcServerTlsSettings,
   stats: StatsStore,
   logger: Logger,
-): SecureGrpcServer {
+  create: (options: tls.TlsOptions) => S,
+): SecureGrpcServer<S> {
   const isMutual = settings.clientCaFile !== undefined;
   const reloader = new TlsReloader({
     settings,
@@ -49,7 +53,7 @@ export function createSecureGrpcServer(
       server.setSecureContext({ ...credentials.context, minVersion: TLS_VERSION_FLOOR });
     },
   });
-  const server = tls.createServer({
+  const server = create({
     ...reloader.credentials.context,
     minVersion: TLS_VERSION_FLOOR,
     ALPNProtocols: ['h2'],

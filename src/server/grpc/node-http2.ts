@@ -1,0 +1,198 @@
+// The gRPC layer on node:http2 instead of the service's own HTTP/2 (GRPC_HTTP2=node): each
+// node session and stream is handed to the layer as the H2Session and H2Stream it serves.
+//
+// A stream is a real H2Stream whose connection (H2Connection) turns its respond, write, end,
+// trailers and reset into the node stream's calls, and node's events into its own; a
+// session is a small emitter with the members the layer uses of an H2Session (the close and
+// destroy of connection ageing and drain, the socket of the TLS client check). Nothing here
+// knows how the own HTTP/2 works inside: it meets the layer where the own one does.
+import { EventEmitter } from 'node:events';
+import http2 from 'node:http2';
+import type net from 'node:net';
+import type tls from 'node:tls';
+import {
+  H2Stream,
+  type H2Connection,
+  type H2Handlers,
+  type H2Headers,
+  type H2Session,
+  type H2SessionOptions,
+  type OutgoingHeaders,
+} from '../h2';
+
+/** What follows a stream's DATA: its end, its trailers, or (undefined) more DATA. */
+type DataEnding = Parameters<H2Connection['sendData']>[2];
+
+/** What the gRPC layer uses of an H2Session; the node session offers these and no more. */
+type SessionSurface = Pick<H2Session, 'closed' | 'destroyed' | 'close' | 'destroy' | 'socket'> &
+  EventEmitter;
+
+// No Date header, as on the own HTTP/2: gRPC has no use for it. Node reads sendDate though
+// its type does not name it.
+const END_STREAM = Object.freeze({
+  endStream: true,
+  sendDate: false,
+});
+// Always wait for trailers: whether the body ends with trailers is known only at its end.
+const WAIT_FOR_TRAILERS = Object.freeze({
+  waitForTrailers: true,
+  sendDate: false,
+});
+const NO_TRAILERS: OutgoingHeaders = Object.freeze({});
+
+function ignore(): void {
+  // Node reports a peer gone or misbehaving as an error; 'close' follows and ends everything.
+}
+
+/** A node stream as the H2Stream the gRPC layer serves. */
+class NodeStream extends H2Stream {
+  /** The body ends with trailers (the layer's 'wantTrailers' listener sends them). */
+  isTrailersWanted = false;
+
+  constructor(
+    readonly node: http2.ServerHttp2Stream,
+    connection: NodeConnection,
+  ) {
+    super(node.id ?? 0, connection, 0, 0);
+    node.on('data', (chunk: Buffer) => this.emit('data', chunk));
+    node.once('end', () => {
+      this.isRemoteEnded = true;
+      this.emit('end');
+    });
+    node.on('wantTrailers', () => {
+      if (this.isTrailersWanted) this.wantTrailers();
+      else node.sendTrailers(NO_TRAILERS);
+    });
+    node.on('error', ignore);
+    node.once('close', () => {
+      this.closed = true;
+      this.emit('close');
+    });
+  }
+}
+
+function nodeOf(stream: H2Stream): http2.ServerHttp2Stream {
+  if (stream instanceof NodeStream) return stream.node;
+  throw new Error(`stream ${String(stream.id)} is not a node:http2 stream`);
+}
+
+/** A node session as the connection of its streams and the session the gRPC layer tracks. */
+class NodeConnection extends EventEmitter implements H2Connection, SessionSurface {
+  constructor(private readonly node: http2.ServerHttp2Session) {
+    super();
+    node.on('error', ignore);
+    node.once('remoteSettings', () => this.emit('remoteSettings'));
+    node.once('close', () => this.emit('close'));
+  }
+
+  get closed(): boolean {
+    return this.node.closed;
+  }
+
+  get destroyed(): boolean {
+    return this.node.destroyed;
+  }
+
+  get socket(): net.Socket {
+    // A proxy that forbids reading and writing, and lends the rest (the peer certificate).
+    return this.node.socket;
+  }
+
+  /** GOAWAY: calls in flight finish, no new ones start. */
+  close(): void {
+    if (!this.node.closed) this.node.close();
+  }
+
+  destroy(): void {
+    this.node.destroy();
+  }
+
+  sendHeaders(stream: H2Stream, fields: OutgoingHeaders, isEnd: boolean): void {
+    const node = nodeOf(stream);
+    if (node.destroyed) return;
+    if (!node.headersSent) node.respond(fields, isEnd ? END_STREAM : WAIT_FOR_TRAILERS);
+    else node.sendTrailers(fields);
+  }
+
+  sendData(stream: H2Stream, data: Buffer | undefined, ending: DataEnding): void {
+    const node = nodeOf(stream);
+    if (node.destroyed) return;
+    if (ending === undefined) {
+      if (data !== undefined) node.write(data);
+      return;
+    }
+    // The layer's wantTrailers listener sent none: end the stream with an empty trailer block.
+    if (node.writableEnded) {
+      node.sendTrailers(NO_TRAILERS);
+      return;
+    }
+    if (stream instanceof NodeStream) stream.isTrailersWanted = ending === 'trailers';
+    if (data === undefined) node.end();
+    else node.end(data);
+  }
+
+  resetStream(stream: H2Stream, code: number): void {
+    const node = nodeOf(stream);
+    stream.closed = true;
+    if (!node.destroyed) node.close(code);
+  }
+
+  /** Streams of this session, with their request headers, to `onStream`. */
+  serve(onStream: H2Handlers['stream']): void {
+    this.node.on('stream', (stream, headers) => {
+      onStream(new NodeStream(stream, this), flatHeaders(headers));
+    });
+  }
+}
+
+/** Node's request headers as the own HTTP/2 gives them: one string per name. */
+function flatHeaders(headers: http2.IncomingHttpHeaders): H2Headers {
+  const out: H2Headers = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (typeof value === 'string') out[name] = value;
+    else if (Array.isArray(value)) out[name] = value.join(', ');
+  }
+  return out;
+}
+
+/** The node:http2 server options for the own HTTP/2's settings. */
+export function nodeHttp2Options(options: H2SessionOptions): http2.ServerOptions {
+  return {
+    settings: {
+      maxConcurrentStreams: options.maxConcurrentStreams,
+      maxHeaderListSize: options.maxHeaderListBytes,
+    },
+  };
+}
+
+/** A plaintext node:http2 server (HTTP/2 with prior knowledge, as gRPC speaks it). */
+export function createNodeHttp2Server(options: H2SessionOptions): http2.Http2Server {
+  return http2.createServer(nodeHttp2Options(options));
+}
+
+/** A node:http2 server over TLS with `tlsOptions` (ALPN h2 only: no HTTP/1.1 fallback). */
+export function createNodeHttp2SecureServer(
+  options: H2SessionOptions,
+  tlsOptions: tls.TlsOptions,
+): http2.Http2SecureServer {
+  return http2.createSecureServer({ ...tlsOptions, ...nodeHttp2Options(options) });
+}
+
+/**
+ * Hands `server`'s sessions and streams to the gRPC layer's handlers, as acceptH2 does for
+ * the own HTTP/2. The session is passed as an H2Session: it has what the layer uses of one.
+ */
+export function serveOnNodeHttp2(
+  server: http2.Http2Server | http2.Http2SecureServer,
+  handlers: H2Handlers,
+): void {
+  server.on('session', (node: http2.ServerHttp2Session) => {
+    const connection = new NodeConnection(node);
+    const session: SessionSurface = connection;
+    handlers.session(session as H2Session);
+    connection.serve((stream, headers) => {
+      handlers.stream(stream, headers);
+    });
+  });
+}
