@@ -24,7 +24,10 @@ import {
 type DataEnding = Parameters<H2Connection['sendData']>[2];
 
 /** What the gRPC layer uses of an H2Session; the node session offers these and no more. */
-type SessionSurface = Pick<H2Session, 'closed' | 'destroyed' | 'close' | 'destroy' | 'socket'> &
+type SessionSurface = Pick<
+  H2Session,
+  'closed' | 'destroyed' | 'close' | 'destroy' | 'socket' | 'useBudget'
+> &
   EventEmitter;
 
 // No Date header, as on the own HTTP/2: gRPC has no use for it. Node reads sendDate though
@@ -53,10 +56,10 @@ class NodeStream extends H2Stream {
     readonly node: http2.ServerHttp2Stream,
     connection: NodeConnection,
   ) {
-    super(node.id ?? 0, connection, 0, 0);
+    super(node.id ?? 0, connection, 0, undefined);
     node.on('data', (chunk: Buffer) => this.emit('data', chunk));
     node.once('end', () => {
-      this.isRemoteEnded = true;
+      this.incoming.end();
       this.emit('end');
     });
     node.on('wantTrailers', () => {
@@ -65,7 +68,7 @@ class NodeStream extends H2Stream {
     });
     node.on('error', ignore);
     node.once('close', () => {
-      this.closed = true;
+      this.markClosed();
       this.emit('close');
     });
   }
@@ -107,6 +110,11 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
     this.node.destroy();
   }
 
+  /** Node bounds what a session buffers itself (maxSessionMemory), not by the shared budget. */
+  useBudget(): void {
+    // Nothing to take: see above.
+  }
+
   sendHeaders(stream: H2Stream, fields: OutgoingHeaders, isEnd: boolean): void {
     const node = nodeOf(stream);
     if (node.destroyed) return;
@@ -133,7 +141,7 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
 
   resetStream(stream: H2Stream, code: number): void {
     const node = nodeOf(stream);
-    stream.closed = true;
+    stream.markClosed();
     if (!node.destroyed) node.close(code);
   }
 
