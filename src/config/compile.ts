@@ -42,6 +42,17 @@ interface Place {
   readonly parentKey: string;
   /** Levels above this one: 0 at the top. */
   readonly depth: number;
+  /** The YAML path of this list's parent with its trailing dot: '' at the top. */
+  readonly pathPrefix: string;
+}
+
+/**
+ * The position a refusal names: the document's own, with the path of the walk when the
+ * document has none (an xDS resource has no lines, and the fast reader leaves paths out).
+ */
+function located(position: SourcePosition | undefined, path: string): SourcePosition {
+  if (position === undefined) return { path };
+  return position.path === undefined ? { ...position, path } : position;
 }
 
 /** The match of a rule when no runtime value shapes its statistics keys. */
@@ -111,6 +122,7 @@ class Compiler {
       code: 'UNLIMITED_WITH_UNIT',
       reason: 'should not specify rate limit unit when unlimited',
       position: policy.position ?? d.position,
+      at: 'rate_limit',
     };
   }
 
@@ -120,6 +132,7 @@ class Compiler {
       code,
       reason,
       position: policy.position ?? d.position,
+      at: 'rate_limit',
     });
     for (const replaced of policy.replaces) {
       if (replaced === '') return say('EMPTY_REPLACES', 'should not have an empty replaces entry');
@@ -139,7 +152,12 @@ class Compiler {
     return limits;
   }
 
-  private rule(doc: ConfigDocument, d: DescriptorDoc, statKey: string): RateLimitRule | undefined {
+  private rule(
+    doc: ConfigDocument,
+    d: DescriptorDoc,
+    statKey: string,
+    path: string,
+  ): RateLimitRule | undefined {
     const policy = d.rateLimit;
     if (policy === undefined && d.rateLimits.length === 0) return undefined;
     const early = policy === undefined ? undefined : this.unlimitedUnitProblem(policy, d);
@@ -150,7 +168,10 @@ class Compiler {
         : this.replacesProblem(policy, d)
       : limits;
     if (problem !== undefined || !Array.isArray(limits)) {
-      if (problem !== undefined) this.fail(doc, problem.code, problem.reason, d, problem.position);
+      if (problem !== undefined) {
+        const position = located(problem.position, `${path}.${problem.at}`);
+        this.fail(doc, problem.code, problem.reason, d, position);
+      }
       return undefined;
     }
     const first = limits[0];
@@ -175,6 +196,7 @@ class Compiler {
     d: DescriptorDoc,
     parts: readonly string[] | undefined,
     statKey: string,
+    path: string,
   ): boolean {
     if (isTaken(keyEntryOf(at.level, d.key), d, parts)) {
       this.fail(
@@ -182,6 +204,7 @@ class Compiler {
         'DUPLICATE_DESCRIPTOR',
         `duplicate descriptor composite key '${statKey}'`,
         d,
+        located(d.position, path),
       );
       return true;
     }
@@ -191,6 +214,7 @@ class Compiler {
         'SHARE_THRESHOLD_WITHOUT_WILDCARD',
         `share_threshold can only be used with wildcard values (containing '*'), but found key '${d.key}${d.value === undefined ? '' : `_${d.value}`}'`,
         d,
+        located(d.position, path),
       );
       return true;
     }
@@ -203,14 +227,21 @@ class Compiler {
     d: DescriptorDoc,
     parts: readonly string[] | undefined,
     statKey: string,
+    path: string,
   ): DescriptorNode {
     const doc = at.doc;
-    const rule = this.rule(doc, d, statKey);
+    const rule = this.rule(doc, d, statKey, path);
     let children: Level | undefined;
     if (d.descriptors.length > 0) {
       children = new Map();
       this.load(
-        { doc, level: children, parentKey: `${statKey}.`, depth: at.depth + 1 },
+        {
+          doc,
+          level: children,
+          parentKey: `${statKey}.`,
+          depth: at.depth + 1,
+          pathPrefix: `${path}.`,
+        },
         d.descriptors,
       );
     }
@@ -241,15 +272,16 @@ class Compiler {
       );
       return;
     }
-    for (const d of descriptors) {
+    for (const [i, d] of descriptors.entries()) {
+      const path = `${at.pathPrefix}descriptors[${i}]`;
       if (d.key === '') {
-        this.fail(at.doc, 'EMPTY_KEY', 'descriptor has empty key', d);
+        this.fail(at.doc, 'EMPTY_KEY', 'descriptor has empty key', d, located(d.position, path));
         continue;
       }
       const statKey = at.parentKey + entrySegment(this.segment, d.key, d.value);
       const parts = d.value === undefined ? undefined : wildcardParts(d.value);
-      if (this.refuses(at, d, parts, statKey)) continue;
-      place(keyEntryOf(at.level, d.key), this.node(at, d, parts, statKey));
+      if (this.refuses(at, d, parts, statKey, path)) continue;
+      place(keyEntryOf(at.level, d.key), this.node(at, d, parts, statKey, path));
     }
   }
 }
@@ -288,7 +320,10 @@ export function compile(
       level = new Map();
       tree.set(doc.domain, level);
     }
-    compiler.load({ doc, level, parentKey: `${doc.domain}.`, depth: 0 }, doc.descriptors);
+    compiler.load(
+      { doc, level, parentKey: `${doc.domain}.`, depth: 0, pathPrefix: '' },
+      doc.descriptors,
+    );
   }
   if (compiler.errors.length > 0) {
     scope.discard();
