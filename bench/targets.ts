@@ -1,4 +1,6 @@
 // The performance issues' targets, each checked against same-run ratios and printed as met or not.
+import { scaleTargets } from './config-scale-report';
+import type { ScaleLoad } from './config-scale-run';
 import { cpuPerAnswer, type Row } from './report';
 import type { MemoryKeysResult } from './memory-keys';
 import { NAMES } from './scenarios';
@@ -118,7 +120,16 @@ function issue17(row: Find, memoryKeys: MemoryKeysResult | undefined): Target[] 
   return out;
 }
 
-export function targets(rows: readonly Row[], memoryKeys?: MemoryKeysResult): Target[] {
+export function targets(
+  rows: readonly Row[],
+  memoryKeys?: MemoryKeysResult,
+  scaleLoads: readonly ScaleLoad[] = [],
+): Target[] {
   const row: Find = (name) => rows.find((r) => r.scenario.name === name);
-  return [...issue17(row, memoryKeys), ...issue5(row), ...issue15(row)];
+  return [
+    ...issue17(row, memoryKeys),
+    ...issue5(row),
+    ...issue15(row),
+    ...scaleTargets(rows, scaleLoads),
+  ];
 }
