@@ -214,6 +214,24 @@ function lastRuleCall(config: ScaleConfig): string {
 
 const countOf = (text: string, needle: string): number => text.split(needle).length - 1;
 
+/**
+ * Waits until no load has finished for two seconds (one may still run when the load stops),
+ * so that the memory measured next is the service's own, not a compile's in flight.
+ */
+async function settled(service: Service, needle: string): Promise<void> {
+  let count = countOf(service.output(), needle);
+  let since = Date.now();
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() - since < 2000 && Date.now() < deadline) {
+    await delay(100);
+    const now = countOf(service.output(), needle);
+    if (now !== count) {
+      count = now;
+      since = Date.now();
+    }
+  }
+}
+
 /** Starts the service on a directory of one generated file; with `reload`, loads it again under load. */
 export async function fileScale(
   options: ScaleOptions,
@@ -242,6 +260,7 @@ export async function fileScale(
       await rewriting;
     });
     const reloads = countOf(service.output(), 'loaded a new configuration') - loadsBefore;
+    await settled(service, 'loaded a new configuration');
     return {
       source: 'file',
       rules,
@@ -352,6 +371,7 @@ export async function xdsScale(options: ScaleOptions, config: ScaleConfig): Prom
       ack = await ackMs(sim.admin, node, before);
     });
     const reloads = countOf(service.output(), 'accepted an xDS update') - loadsBefore;
+    await settled(service, 'accepted an xDS update');
     return {
       source: 'xds',
       rules: config.exact + config.prefix,
