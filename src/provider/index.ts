@@ -11,10 +11,10 @@ export { XdsConfigProvider, xdsNode, type XdsProviderOptions } from './xds/xds-p
 export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
 export { Backoff, ReconnectDelays } from './xds/backoff';
 export {
-  COMPILE_WORKER_SCRIPT,
+  COMPILE_SCRIPT,
   InThreadCompiler,
   ReadFailure,
-  WorkerCompiler,
+  ProcessCompiler,
   serviceCompiler,
   type CompileJob,
   type ConfigCompiler,

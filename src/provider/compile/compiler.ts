@@ -88,7 +88,7 @@ export async function checkJob(job: CompileJob, options: CheckOptions): Promise<
 
 /**
  * Compiles on the calling thread: checking in one go, building in parts with a turn of the
- * event loop between them. For tools and tests; the service checks on a worker thread.
+ * event loop between them. For tools and tests; the service checks in a child process.
  */
 export class InThreadCompiler implements ConfigCompiler {
   async compile(job: CompileJob, options: CompileOptions): Promise<LoadOutcome> {

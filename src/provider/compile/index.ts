@@ -1,4 +1,4 @@
-// Compiling what a provider loads: on a worker thread in the service, on the caller's in tools.
+// Compiling what a provider loads: in a child process in the service, on the caller's thread in tools.
 export {
   checkJob,
   InThreadCompiler,
@@ -8,4 +8,4 @@ export {
   type CompileJob,
   type ConfigCompiler,
 } from './compiler';
-export { COMPILE_WORKER_SCRIPT, serviceCompiler, WorkerCompiler } from './worker-compiler';
+export { COMPILE_SCRIPT, ProcessCompiler, serviceCompiler } from './process-compiler';

@@ -1,4 +1,4 @@
-// What the compile worker and the thread that started it say to each other.
+// What the compile process and the service that started it say to each other.
 import {
   ConfigError,
   type CheckOptions,
@@ -9,13 +9,13 @@ import {
 } from '../../config';
 import type { CompileJob } from './compiler';
 
-/** What the worker is started with. */
-export interface WorkerInput {
+/** What one compile is asked to do. */
+export interface CompileInput {
   readonly job: CompileJob;
   readonly options: CheckOptions;
 }
 
-/** A ConfigError as plain data: errors lose their class when they cross threads. */
+/** A ConfigError as plain data: errors lose their class when they cross processes. */
 export interface PlainError {
   readonly code: ConfigErrorCode;
   readonly source: string;
@@ -24,10 +24,10 @@ export interface PlainError {
 }
 
 /**
- * From the worker: the refusal, or the header followed by one part of the nodes' strings per
- * `next` asked for; or that reading or compiling failed.
+ * From the compile process: the refusal, or the header followed by one part of the nodes'
+ * strings per `next` asked for; or that reading or compiling failed.
  */
-export type FromWorker =
+export type FromCompiler =
   | {
       readonly type: 'refused';
       readonly errors: readonly PlainError[];
@@ -38,10 +38,9 @@ export type FromWorker =
   | { readonly type: 'readFailed'; readonly message: string }
   | { readonly type: 'failed'; readonly message: string };
 
-/** To the worker: send the next part. */
-export interface ToWorker {
-  readonly type: 'next';
-}
+/** To the compile process: the job, then `next` for each part. */
+export type ToCompiler =
+  { readonly type: 'job'; readonly input: CompileInput } | { readonly type: 'next' };
 
 export function plainError(error: ConfigError): PlainError {
   return {
