@@ -13,8 +13,8 @@ const mib = (value: number): string => `${value.toFixed(0)} MiB`;
 /** One line per load: start to first answer, memory, and the reload under load when measured. */
 export function scaleTable(loads: readonly ScaleLoad[]): string {
   const lines = [
-    '| configuration | start to first answer | RSS after loading | under load while loaded again | longest answer | p99 | longest main-thread CPU between turns | loads in the window | ACK | RSS after |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| configuration | start to first answer | RSS after loading | under load while loaded again | longest answer | p99 | longest gap between turns | longest main-thread CPU between turns | loads in the window | ACK | RSS after |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const l of loads) {
     const r = l.reload;
@@ -25,6 +25,7 @@ export function scaleTable(loads: readonly ScaleLoad[]): string {
       r === undefined ? '-' : `${r.seconds} s, ${r.answersPerSecond.toFixed(0)}/s`,
       r === undefined ? '-' : ms(r.longestAnswerMs),
       r === undefined ? '-' : `${r.p99Ms.toFixed(1)} ms`,
+      r === undefined ? '-' : `${r.longestGapMs.toFixed(1)} ms`,
       r === undefined ? '-' : `${r.longestBusyMs.toFixed(1)} ms`,
       r === undefined ? '-' : String(r.reloads),
       r?.ackMs === undefined ? '-' : ms(r.ackMs),
@@ -56,7 +57,7 @@ function reloadTargets(load: ScaleLoad): Target[] {
     },
     {
       target: `config scale: ${rules}: no answer over 100 ms while it is loaded again under load`,
-      measured: `${r.longestAnswerMs.toFixed(1)} ms longest (the main thread's longest own CPU between turns: ${r.longestBusyMs.toFixed(1)} ms), ${r.reloads} loads in the window`,
+      measured: `${r.longestAnswerMs.toFixed(1)} ms longest (the service's longest gap between turns ${r.longestGapMs.toFixed(1)} ms, of its own CPU ${r.longestBusyMs.toFixed(1)} ms), ${r.reloads} loads in the window`,
       isMet: r.longestAnswerMs <= 100 && r.reloads > 0,
     },
   );

@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { SCALE_DOMAIN, scaleConfigYaml, writeScaleConfig, type ScaleConfig } from './config-scale';
 import { RawGrpcConnection } from './h2-raw';
 import type { LoadOptions, LoadResult } from './load';
-import { loopWorst } from './loop-probe';
+import { loopWorst, type LoopSecond } from './loop-probe';
 import {
   canConnect,
   captureOutput,
@@ -47,6 +47,8 @@ export interface ScaleReload {
   readonly rssAfterMiB: number;
   /** The longest stretch of the main thread's own CPU between two turns (bench/loop-probe.ts). */
   readonly longestBusyMs: number;
+  /** The longest wall-clock time between two turns of the service's event loop. */
+  readonly longestGapMs: number;
 }
 
 export interface ScaleOptions {
@@ -179,16 +181,16 @@ async function loadWhile(
   return { result: JSON.parse(output().trim().split('\n').pop() ?? '{}') as LoadResult, from, to };
 }
 
-/** Rewrites `dir/scale.yaml` (whole, by rename) every `everyMs` until `isDone()`. */
+/** Writes `dir/scale.yaml` (whole, by rename) with each of `versions` in turn, every `everyMs`, until `isDone()`. */
 async function rewriteUntil(
   dir: string,
-  config: ScaleConfig,
+  versions: readonly Buffer[],
   everyMs: number,
   isDone: () => boolean,
 ): Promise<void> {
-  for (let variant = 1; !isDone(); variant++) {
+  for (let turn = 0; !isDone(); turn++) {
     const next = path.join(dir, 'scale.yaml.next');
-    writeFileSync(next, scaleConfigYaml({ ...config, variant }));
+    writeFileSync(next, versions[turn % versions.length] ?? '');
     renameSync(next, path.join(dir, 'scale.yaml'));
     const until = Date.now() + everyMs;
     while (!isDone() && Date.now() < until) await delay(50);
@@ -251,10 +253,13 @@ export async function fileScale(
     const rssAfterLoadMiB = rssMiB(service.child.pid);
     const rules = config.exact + config.prefix;
     if (!reload) return { source: 'file', rules, firstAnswerMs, rssAfterLoadMiB };
+    // Two versions made before the window and written in turn: making 10 MB of text in the
+    // window would take CPU from the load generator, and show as slow answers.
+    const versions = [1, 2].map((variant) => Buffer.from(scaleConfigYaml({ ...config, variant })));
     const loadsBefore = countOf(service.output(), 'loaded a new configuration');
     let isDone = false;
     const window = await loadWhile(options, service.grpc, spreadBodies(config), async () => {
-      const rewriting = rewriteUntil(dir, config, options.rewriteEveryMs, () => isDone);
+      const rewriting = rewriteUntil(dir, versions, options.rewriteEveryMs, () => isDone);
       await delay(options.trafficSeconds * 1000);
       isDone = true;
       await rewriting;
@@ -273,6 +278,10 @@ export async function fileScale(
   }
 }
 
+function longest(worst: LoopSecond): { longestBusyMs: number; longestGapMs: number } {
+  return { longestBusyMs: worst.busyMs, longestGapMs: worst.gapMs };
+}
+
 function reloadOf(
   options: ScaleOptions,
   service: Service,
@@ -289,7 +298,7 @@ function reloadOf(
     reloads,
     ackMs,
     rssAfterMiB: rssMiB(service.child.pid),
-    longestBusyMs: loopWorst(service.loopFile, window.from, window.to).busyMs,
+    ...longest(loopWorst(service.loopFile, window.from, window.to)),
   };
 }
 

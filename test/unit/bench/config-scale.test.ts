@@ -55,6 +55,7 @@ const reload = (fields: Partial<ScaleReload> = {}): ScaleReload => ({
   ackMs: undefined,
   rssAfterMiB: 300,
   longestBusyMs: 12,
+  longestGapMs: 30,
   ...fields,
 });
 
@@ -110,9 +111,11 @@ it('prints a line per load, with a dash where a figure was not measured', () => 
     bare({ rules: 1000 }),
     load({ source: 'xds', reload: reload({ ackMs: 1500 }) }),
   ]).split('\n');
-  expect(lines[2]).toBe('| 1,000 rules, file | 2000 ms | 250 MiB | - | - | - | - | - | - | - |');
+  expect(lines[2]).toBe(
+    '| 1,000 rules, file | 2000 ms | 250 MiB | - | - | - | - | - | - | - | - |',
+  );
   expect(lines[3]).toBe(
-    '| 110,000 rules, xDS | 2000 ms | 250 MiB | 30 s, 20000/s | 40 ms | 5.0 ms | 12.0 ms | 9 | 1500 ms | 300 MiB |',
+    '| 110,000 rules, xDS | 2000 ms | 250 MiB | 30 s, 20000/s | 40 ms | 5.0 ms | 30.0 ms | 12.0 ms | 9 | 1500 ms | 300 MiB |',
   );
 });
 
