@@ -5,6 +5,7 @@
 // scalars, escapes, multi-line scalars, tabs...) and anything wrong makes it give up, and the
 // full YAML parser reads the file instead: it alone reports refusals and warnings. It works on
 // offsets into the text and makes few objects, as a file may hold a hundred thousand rules.
+import { MAX_DESCRIPTOR_DEPTH } from './document';
 
 /** A map: keys and values in turn (a value null for a key without one), and where it starts. */
 export interface FastMap {
@@ -67,6 +68,13 @@ const KNOWN_KEYS: readonly string[] = [
   'burst',
 ];
 
+/**
+ * Block values nested deeper than this are left to the full loader: each level of descriptors
+ * is two (its list and its map), a limit two more, and the loader refuses past
+ * MAX_DESCRIPTOR_DEPTH levels.
+ */
+const MAX_BLOCK_DEPTH = 2 * MAX_DESCRIPTOR_DEPTH + 8;
+
 /** Characters that may not start a plain scalar here: indicators, and ones that need care. */
 const NOT_PLAIN_START = new Set(Array.from('&*!|>%@`?:-,[]{}#\'"', (c) => c.charCodeAt(0)));
 /** Anything the reader does not handle: tabs, carriage returns, other breaks, controls, BOM. */
@@ -117,6 +125,8 @@ function linesOf(text: string): Lines {
 /** Reads one document's structure; gives up on anything unexpected. */
 class BlockReader {
   private at = 0;
+  /** Block values being read inside one another. */
+  private depth = 0;
   private readonly count: number;
 
   constructor(
@@ -188,8 +198,15 @@ class BlockReader {
     if (this.at >= this.count) return null;
     const next = this.lines.indents[this.at] ?? 0;
     if (next < indent) return null;
-    if (next === indent) return this.isItem(this.at) ? this.list(indent) : null;
-    return this.isItem(this.at) ? this.list(next) : this.map(next);
+    // Deeper than any configuration the loader takes: the full loader refuses it.
+    if (this.depth >= MAX_BLOCK_DEPTH) giveUp();
+    this.depth += 1;
+    try {
+      if (next === indent) return this.isItem(this.at) ? this.list(indent) : null;
+      return this.isItem(this.at) ? this.list(next) : this.map(next);
+    } finally {
+      this.depth -= 1;
+    }
   }
 
   /** Where the content from `s` to `e` ends once a trailing comment is cut off. */
@@ -315,7 +332,8 @@ export function readFastYaml(text: string): FastMap | undefined {
   try {
     return new BlockReader(text, linesOf(text)).document();
   } catch (err: unknown) {
-    if (err instanceof GiveUp) return undefined;
+    // A stack exhausted by nesting is the full loader's to refuse, too.
+    if (err instanceof GiveUp || err instanceof RangeError) return undefined;
     throw err;
   }
 }

@@ -172,3 +172,16 @@ it('gives flow and block maps the positions the full loader gives', () => {
     'domain: d\ndescriptors:\n- key: a\n  rate_limit:   {unit: second, requests_per_unit: 1}\n-    key: b\n     rate_limits:\n       - { unit: minute }\n       -   unit: hour\n';
   expect(withoutPaths(readFastConfig('f.yaml', text))).toEqual(withoutPaths(fullRead(text)));
 });
+
+it('leaves a file nested far too deep to the full loader, which refuses it', () => {
+  let deep = 'domain: deep\ndescriptors:\n';
+  let indent = '  ';
+  for (let i = 0; i < 2000; i++) {
+    deep += `${indent}- key: k${i}\n${indent}  descriptors:\n`;
+    indent += '    ';
+  }
+  expect(readFastConfig('deep.yaml', deep)).toBeUndefined();
+  const parsed = parseConfigFile('deep.yaml', deep);
+  expect(parsed).toBeInstanceOf(ConfigError);
+  expect((parsed as ConfigError).code).toBe('TOO_DEEP');
+});
