@@ -40,9 +40,15 @@ import { gcMsInWindow, gcProbe } from './gc-window';
 import { startDeployments, type Deployment } from './backends';
 import { CURVES, workerScenarios } from './curves';
 import type { MemoryKeysResult } from './memory-keys';
+import { writeScaleConfig } from './config-scale';
+import { CONFIG_SCALE, scaleTable } from './config-scale-report';
+import { runConfigScale, type ScaleLoad } from './config-scale-run';
 import {
   CONFIG,
   NAMES,
+  SCALE_DIRECTORY,
+  SCALE_RULES,
+  SCALE_SIZES,
   SCENARIOS,
   TOKEN_BUCKET_CONFIG,
   isDeployed,
@@ -77,6 +83,9 @@ const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '')
   .split(' ')
   .filter((a) => a !== '');
 const CORES = coreLayout();
+// The configuration-at-scale section: seconds of load while the configuration is loaded again.
+const SCALE_SECONDS = Number(process.env.BENCH_SCALE_SECONDS ?? String(SECONDS));
+const SCALE_REWRITE_EVERY_MS = 3000;
 const WORKERS = process.env.BENCH_WORKERS ?? '1,2';
 const ALL: readonly Scenario[] = [...SCENARIOS, ...CURVES, ...workerScenarios(WORKERS)];
 
@@ -512,6 +521,19 @@ async function runMemoryKeys(): Promise<MemoryKeysResult> {
   return result;
 }
 
+/** The configuration-at-scale section (bench/config-scale-run.ts), one service at a time. */
+async function runScale(work: string): Promise<ScaleLoad[]> {
+  const options = {
+    work,
+    cores: CORES,
+    trafficSeconds: SCALE_SECONDS,
+    rewriteEveryMs: SCALE_REWRITE_EVERY_MS,
+  };
+  const loads = await runConfigScale(options, SCALE_SIZES);
+  process.stdout.write(`${CONFIG_SCALE}:\n\n${scaleTable(loads)}`);
+  return loads;
+}
+
 async function main(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist', 'bench', 'load.js')))
     throw new Error('build first: npm run build');
@@ -522,18 +544,20 @@ async function main(): Promise<void> {
   }
   writeFileSync(path.join(work, 'config', 'bench-token-bucket.yaml'), TOKEN_BUCKET_CONFIG);
   mkdirSync(gcDir(work));
-  const chosen = (s: Scenario): boolean => {
+  const isNamed = (name: string): boolean =>
+    ONLY === undefined ||
+    ONLY.split('|').some((f) => (f.startsWith('=') ? name === f.slice(1) : name.includes(f)));
+  const chosen = (s: Scenario): boolean =>
     // Side by side, nothing is compared with the ceilings: they are left out.
-    if (s.server !== 'service') return !SIDE_BY_SIDE;
-    return (
-      ONLY === undefined ||
-      ONLY.split('|').some((f) => (f.startsWith('=') ? s.name === f.slice(1) : s.name.includes(f)))
-    );
-  };
+    s.server !== 'service' ? !SIDE_BY_SIDE : isNamed(s.name);
   // A chosen Redis mode brings its single-Redis baseline along.
   const scenarios = withBefore(
     ALL.filter((s) => chosen(s) || ALL.some((o) => chosen(o) && o.baseline === s.name)),
   );
+  if (scenarios.some((s) => s.env.RUNTIME_APPDIRECTORY === SCALE_DIRECTORY))
+    writeScaleConfig(path.join(work, SCALE_DIRECTORY), SCALE_RULES);
+  // The section measures one service at a time, so it has no [before] twin.
+  const isScaleChosen = !SIDE_BY_SIDE && isNamed(CONFIG_SCALE);
   const modes = new Set(scenarios.flatMap((s) => (isDeployed(s.backend) ? [s.backend] : [])));
   const deployments = await startDeployments(modes, CORES.redis, work);
   const deploymentOf = (s: Scenario): Deployment | undefined =>
@@ -560,8 +584,9 @@ async function main(): Promise<void> {
     const memoryKeys = scenarios.some((s) => s.name === NAMES.memoryMillion)
       ? await runMemoryKeys()
       : undefined;
+    const scaleLoads = isScaleChosen ? await runScale(work) : [];
     // Side by side a service has half its core: its ratios to the ceilings are not measured.
-    const results = SIDE_BY_SIDE ? [] : targets(rows, memoryKeys);
+    const results = SIDE_BY_SIDE ? [] : targets(rows, memoryKeys, scaleLoads);
     if (SIDE_BY_SIDE)
       process.stdout.write('targets: not judged side by side (each service had half a core)\n');
     for (const t of results)
@@ -593,6 +618,7 @@ async function main(): Promise<void> {
             rounds: r.rounds,
           })),
           memoryKeys,
+          configScale: scaleLoads,
           targets: results,
         },
         null,

@@ -2,6 +2,7 @@
 // figure is compared with (a no-op grpc-js server, and node:http2 answering a constant).
 import { loadPackageDefinition } from '../src/lib/proto';
 import type { Deployed } from './backends';
+import { SCALE_DOMAIN, pathUnder, scaleSizes, type ScaleConfig } from './config-scale';
 
 export const CONFIG = `domain: bench
 descriptors:
@@ -137,6 +138,48 @@ export function scenario(partial: Partial<Scenario> & Pick<Scenario, 'name' | 'b
     limit: concurrency === 16 ? LIMIT_16 : LIMIT_64,
     ...partial,
   };
+}
+
+/** Names of the rows the performance targets (bench/targets.ts) are judged on. */
+export const NAMES = {
+  redisOne: 'redis, 1 descriptor',
+  redisOne16: 'redis, 1 descriptor @16',
+  memoryOne: 'memory, 1 descriptor',
+  memoryOne16: 'memory, 1 descriptor @16',
+  overLimitCached: 'redis, over limit, local cache',
+  redisTen: 'redis, 10 descriptors',
+  memoryTenThousand: 'memory, 10,000 distinct keys',
+  memoryMillion: 'memory, 1,000,000 distinct keys',
+  algorithms: ['redis', 'memory'].flatMap((b) => [`${b}, sliding_window`, `${b}, token_bucket`]),
+  firstPrefix: 'memory, many rules, the first prefix rule',
+  lastPrefix: 'memory, many rules, the last prefix rule',
+} as const;
+
+/** The sizes of the configuration-at-scale rows (BENCH_SCALE_SIZES), smallest first. */
+export const SCALE_SIZES: readonly ScaleConfig[] = scaleSizes(process.env.BENCH_SCALE_SIZES);
+/** The largest: 100,000 exact and 10,000 prefix rules unless BENCH_SCALE_SIZES says otherwise. */
+export const SCALE_RULES: ScaleConfig = SCALE_SIZES.at(-1) ?? { exact: 100_000, prefix: 10_000 };
+/** The directory of the generated configuration of the prefix rows. */
+export const SCALE_DIRECTORY = 'config-scale';
+
+/** A call matching the i-th of the generated prefix rules. */
+const prefixRule =
+  (i: number) =>
+  (kind: Kind): string[] => [body(kind, [[['path', pathUnder(i)]]], SCALE_DOMAIN)];
+
+/** The first and the last prefix rule of the generated configuration: the same cost, or not. */
+function prefixRows(): Scenario[] {
+  const env = { RUNTIME_APPDIRECTORY: SCALE_DIRECTORY };
+  return [
+    scenario({ name: NAMES.firstPrefix, backend: 'memory', bodies: prefixRule(0), env }),
+    scenario({
+      name: NAMES.lastPrefix,
+      backend: 'memory',
+      bodies: prefixRule(Math.max(0, SCALE_RULES.prefix - 1)),
+      env,
+      baseline: NAMES.firstPrefix,
+    }),
+  ];
 }
 
 /** Beyond the reference: each compared in-round with the fixed window on the same backend. */
@@ -294,17 +337,5 @@ export const SCENARIOS: readonly Scenario[] = [
     bodies: one,
     expect: 'http-200',
   }),
+  ...prefixRows(),
 ];
-
-/** Names of the rows the performance targets (bench/targets.ts) are judged on. */
-export const NAMES = {
-  redisOne: 'redis, 1 descriptor',
-  redisOne16: 'redis, 1 descriptor @16',
-  memoryOne: 'memory, 1 descriptor',
-  memoryOne16: 'memory, 1 descriptor @16',
-  overLimitCached: 'redis, over limit, local cache',
-  redisTen: 'redis, 10 descriptors',
-  memoryTenThousand: 'memory, 10,000 distinct keys',
-  memoryMillion: 'memory, 1,000,000 distinct keys',
-  algorithms: ['redis', 'memory'].flatMap((b) => [`${b}, sliding_window`, `${b}, token_bucket`]),
-} as const;

@@ -1,5 +1,7 @@
 // The performance targets of docs/performance.md, each checked against same-run ratios and
 // printed as met or not.
+import { scaleTargets } from './config-scale-report';
+import type { ScaleLoad } from './config-scale-run';
 import { cpuPerAnswer, type Row } from './report';
 import type { MemoryKeysResult } from './memory-keys';
 import { NAMES } from './scenarios';
@@ -118,7 +120,16 @@ function againstLimit(row: Find, memoryKeys: MemoryKeysResult | undefined): Targ
   return out;
 }
 
-export function targets(rows: readonly Row[], memoryKeys?: MemoryKeysResult): Target[] {
+export function targets(
+  rows: readonly Row[],
+  memoryKeys?: MemoryKeysResult,
+  scaleLoads: readonly ScaleLoad[] = [],
+): Target[] {
   const row: Find = (name) => rows.find((r) => r.scenario.name === name);
-  return [...againstLimit(row, memoryKeys), ...againstGrpcJs(row), ...algorithms(row)];
+  return [
+    ...againstLimit(row, memoryKeys),
+    ...againstGrpcJs(row),
+    ...algorithms(row),
+    ...scaleTargets(rows, scaleLoads),
+  ];
 }

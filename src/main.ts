@@ -19,7 +19,13 @@ import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } fr
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
-import { FileConfigProvider, XdsConfigProvider, type ConfigProvider } from './provider';
+import {
+  FileConfigProvider,
+  serviceCompiler,
+  XdsConfigProvider,
+  type ConfigCompiler,
+  type ConfigProvider,
+} from './provider';
 import {
   ConfigStatus,
   createListeners,
@@ -184,6 +190,7 @@ type SourceOf = {
 };
 interface ProviderDeps {
   readonly compile: CompileOptions;
+  readonly compiler: ConfigCompiler;
   readonly stats: StatsStore;
   readonly logger: Logger;
 }
@@ -192,10 +199,11 @@ interface ProviderDeps {
 const PROVIDERS: {
   readonly [K in keyof SourceOf]: (source: SourceOf[K], deps: ProviderDeps) => ConfigProvider;
 } = {
-  FILE: (source, { compile, stats, logger }) =>
+  FILE: (source, { compile, compiler, stats, logger }) =>
     new FileConfigProvider({
       settings: source,
       compile,
+      compiler,
       logger,
       loaderStats: {
         loadAttempts: stats.counter(STAT.runtimeLoadAttempts),
@@ -203,8 +211,8 @@ const PROVIDERS: {
         numValues: stats.gauge(STAT.runtimeNumValues),
       },
     }),
-  GRPC_XDS_SOTW: (source, { compile, logger }) =>
-    new XdsConfigProvider({ settings: source, compile, logger }),
+  GRPC_XDS_SOTW: (source, { compile, compiler, logger }) =>
+    new XdsConfigProvider({ settings: source, compile, compiler, logger }),
 };
 
 function providerFor<K extends keyof SourceOf>(
@@ -228,7 +236,12 @@ function createProvider(
     // Rules the backend cannot count are refused with the file, not failed at request time.
     backend: { name: settings.backend.type, unsupported: store.unsupported },
   };
-  return providerFor(settings.config.source, { compile, stats, logger });
+  return providerFor(settings.config.source, {
+    compile,
+    compiler: serviceCompiler(),
+    stats,
+    logger,
+  });
 }
 
 /**

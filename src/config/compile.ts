@@ -1,92 +1,57 @@
-// Compiles parsed documents into an immutable ConfigSnapshot, collecting every refusal.
-import { deepFreeze } from '../lib/freeze';
-import type { RuleStatsFactory } from '../stats';
-import {
-  MAX_DESCRIPTOR_DEPTH,
-  type ConfigDocument,
-  type DescriptorDoc,
-  type RateLimitPolicyDoc,
-} from './document';
-import { ConfigError, type ConfigErrorCode, type SourcePosition } from './errors';
-import {
-  compileLimits,
-  unlimitedProblem,
-  type BackendCapabilities,
-  type LimitProblem,
-} from './limits';
-import { CompiledSnapshot, type DescriptorNode, type KeyEntry, type Level } from './snapshot';
+// Checks parsed documents into CompiledTables, collecting every refusal, and compiles snapshots.
+import { MAX_DESCRIPTOR_DEPTH, type ConfigDocument, type DescriptorDoc } from './document';
+import { ConfigError, type SourcePosition } from './errors';
+import type { CheckOptions, CompileOptions } from './options';
+import { checkRule, isProblem } from './rule-check';
+import { SnapshotBuilder } from './snapshot-builder';
 import { entrySegment, segmenter, type Segmenter } from './stat-key';
-import type { ConfigSnapshot, MatchedLimit, RateLimitRule, RuleLimit } from './types';
-import { parseUnit } from './units';
-import { wildcardParts } from './wildcard';
-
-export interface CompileOptions {
-  readonly stats: RuleStatsFactory;
-  /** MERGE_DOMAIN_CONFIG: several documents may add to one domain. */
-  readonly mergeDomainConfig: boolean;
-  /** SANITIZE_DESCRIPTOR_METRIC_DOTS. */
-  readonly sanitizeDots: boolean;
-  /** What the backend in use cannot run; rules needing it are refused. Unchecked when absent. */
-  readonly backend?: BackendCapabilities;
-}
+import { TableWriter } from './table-writer';
+import type { CompiledTables } from './tables';
+import type { ConfigSnapshot } from './types';
 
 export type CompileResult =
   | { readonly ok: true; readonly snapshot: ConfigSnapshot }
   | { readonly ok: false; readonly errors: readonly ConfigError[] };
 
-/** Where in the tree a descriptor list is compiled. */
+export type CheckResult =
+  | { readonly ok: true; readonly tables: CompiledTables }
+  | { readonly ok: false; readonly errors: readonly ConfigError[] };
+
+/** The values taken under one key at one level, to refuse a second descriptor of one. */
+interface Taken {
+  readonly values: Set<string>;
+  hasKeyOnly: boolean;
+}
+
+/** Where in the tree a descriptor list is checked. */
 interface Place {
   readonly doc: ConfigDocument;
-  readonly level: Level;
+  readonly level: number;
   /** The statistics key of the parent, with its trailing dot: `domain.` at the top. */
   readonly parentKey: string;
   /** Levels above this one: 0 at the top. */
   readonly depth: number;
+  /** The YAML path of this list's parent with its trailing dot: '' at the top. */
+  readonly pathPrefix: string;
 }
 
-/** The match of a rule when no runtime value shapes its statistics keys. */
-function defaultMatchOf(rule: RateLimitRule, stats: RuleStatsFactory): MatchedLimit {
-  const ruleStats = stats.forRule(rule.statKey);
-  return Object.freeze({
-    rule,
-    stats: ruleStats,
-    sharedValues: undefined,
-    limitStats: Object.freeze(
-      rule.limits.map((l) => (l.statKey === rule.statKey ? ruleStats : stats.forRule(l.statKey))),
-    ),
-  });
+/**
+ * The position a refusal names: the document's own, with the path of the walk when the
+ * document has none (an xDS resource has no lines, and the fast reader leaves paths out).
+ */
+function located(position: SourcePosition | undefined, path: string): SourcePosition {
+  if (position === undefined) return { path };
+  return position.path === undefined ? { ...position, path } : position;
 }
 
-function keyEntryOf(level: Level, key: string): KeyEntry {
-  let keyEntry = level.get(key);
-  if (keyEntry === undefined) {
-    keyEntry = { exact: new Map(), wildcards: [], keyOnly: undefined };
-    level.set(key, keyEntry);
-  }
-  return keyEntry;
-}
-
-function isTaken(
-  keyEntry: KeyEntry,
-  d: DescriptorDoc,
-  parts: readonly string[] | undefined,
-): boolean {
-  if (d.value === undefined) return keyEntry.keyOnly !== undefined;
-  if (parts === undefined) return keyEntry.exact.has(d.value);
-  return keyEntry.wildcards.some((w) => w.value === d.value);
-}
-
-function place(keyEntry: KeyEntry, node: DescriptorNode): void {
-  if (node.value === undefined) keyEntry.keyOnly = node;
-  else if (node.wildcardParts === undefined) keyEntry.exact.set(node.value, node);
-  else keyEntry.wildcards.push(node);
-}
-
-class Compiler {
+class Checker {
   readonly errors: ConfigError[] = [];
+  readonly writer = new TableWriter();
   private readonly segment: Segmenter;
+  /** Per level, per key: what is taken. */
+  private readonly taken: Map<string, Taken>[] = [];
 
-  constructor(private readonly options: CompileOptions) {
+  constructor(private readonly options: CheckOptions) {
     this.segment = segmenter(options.sanitizeDots);
   }
 
@@ -94,164 +59,136 @@ class Compiler {
     doc: ConfigDocument,
     code: ConfigError['code'],
     reason: string,
-    d?: DescriptorDoc,
-    position: SourcePosition | undefined = d?.position,
+    position: SourcePosition | undefined,
   ): void {
     this.errors.push(new ConfigError(code, doc.source, reason, position));
   }
 
-  /** `unlimited: true` with a valid unit: refused before anything else, as the reference does. */
-  private unlimitedUnitProblem(
-    policy: RateLimitPolicyDoc,
-    d: DescriptorDoc,
-  ): LimitProblem | undefined {
-    if (!policy.unlimited || policy.unit === undefined || parseUnit(policy.unit) === undefined)
-      return undefined;
-    return {
-      code: 'UNLIMITED_WITH_UNIT',
-      reason: 'should not specify rate limit unit when unlimited',
-      position: policy.position ?? d.position,
-    };
+  newLevel(domain?: string): number {
+    const level = domain === undefined ? this.writer.newLevel() : this.writer.newDomain(domain);
+    this.taken[level] = new Map();
+    return level;
   }
 
-  /** The problem of the block's replaces list, or of an unlimited block's other keys. */
-  private replacesProblem(policy: RateLimitPolicyDoc, d: DescriptorDoc): LimitProblem | undefined {
-    const say = (code: ConfigErrorCode, reason: string): LimitProblem => ({
-      code,
-      reason,
-      position: policy.position ?? d.position,
-    });
-    for (const replaced of policy.replaces) {
-      if (replaced === '') return say('EMPTY_REPLACES', 'should not have an empty replaces entry');
-      if (replaced === policy.name)
-        return say('SELF_REPLACES', 'replaces should not contain name of same descriptor');
+  /** Takes the descriptor's place at its level; false when another descriptor has it. */
+  private take(level: number, d: DescriptorDoc): boolean {
+    const byKey = this.taken[level];
+    if (byKey === undefined) return false;
+    let taken = byKey.get(d.key);
+    if (taken === undefined) {
+      taken = { values: new Set(), hasKeyOnly: false };
+      byKey.set(d.key, taken);
     }
-    return policy.unlimited ? unlimitedProblem(policy, d.rateLimits) : undefined;
-  }
-
-  /** The limits of a limited rule, or the problem that refuses them. */
-  private limitsOf(d: DescriptorDoc, statKey: string): RuleLimit[] | LimitProblem {
-    const policy = d.rateLimit;
-    if (policy?.unlimited === true) return [];
-    const limits = compileLimits(policy, d.rateLimits, statKey, this.options.backend);
-    // A limit without its own position (xDS) is pointed at by its descriptor.
-    if (!Array.isArray(limits)) return { ...limits, position: limits.position ?? d.position };
-    return limits;
-  }
-
-  private rule(doc: ConfigDocument, d: DescriptorDoc, statKey: string): RateLimitRule | undefined {
-    const policy = d.rateLimit;
-    if (policy === undefined && d.rateLimits.length === 0) return undefined;
-    const early = policy === undefined ? undefined : this.unlimitedUnitProblem(policy, d);
-    const limits = early ?? this.limitsOf(d, statKey);
-    const problem = Array.isArray(limits)
-      ? policy === undefined
-        ? undefined
-        : this.replacesProblem(policy, d)
-      : limits;
-    if (problem !== undefined || !Array.isArray(limits)) {
-      if (problem !== undefined) this.fail(doc, problem.code, problem.reason, d, problem.position);
-      return undefined;
+    if (d.value === undefined) {
+      if (taken.hasKeyOnly) return false;
+      taken.hasKeyOnly = true;
+      return true;
     }
-    const first = limits[0];
-    return deepFreeze({
-      statKey,
-      requestsPerUnit: first?.requestsPerUnit ?? policy?.requestsPerUnit ?? 0,
-      unit: first?.unit,
-      isUnlimited: policy?.unlimited === true,
-      isShadow: d.shadowMode,
-      isQuota: d.quotaMode,
-      isDetailedMetric: d.detailedMetric,
-      name: policy?.name,
-      replaces: [...(policy?.replaces ?? [])],
-      metadata: d.metadata === undefined ? undefined : structuredClone(d.metadata),
-      limits,
-    });
+    if (taken.values.has(d.value)) return false;
+    taken.values.add(d.value);
+    return true;
   }
 
   /** Refuses a descriptor that cannot take its place at this level; true when it did. */
-  private refuses(
-    at: Place,
-    d: DescriptorDoc,
-    parts: readonly string[] | undefined,
-    statKey: string,
-  ): boolean {
-    if (isTaken(keyEntryOf(at.level, d.key), d, parts)) {
-      this.fail(
-        at.doc,
-        'DUPLICATE_DESCRIPTOR',
-        `duplicate descriptor composite key '${statKey}'`,
-        d,
-      );
+  private refuses(at: Place, d: DescriptorDoc, statKey: string, path: string): boolean {
+    if (!this.take(at.level, d)) {
+      const reason = `duplicate descriptor composite key '${statKey}'`;
+      this.fail(at.doc, 'DUPLICATE_DESCRIPTOR', reason, located(d.position, path));
       return true;
     }
-    if (d.shareThreshold && parts === undefined) {
+    if (d.shareThreshold && (d.value === undefined || !d.value.includes('*'))) {
       this.fail(
         at.doc,
         'SHARE_THRESHOLD_WITHOUT_WILDCARD',
         `share_threshold can only be used with wildcard values (containing '*'), but found key '${d.key}${d.value === undefined ? '' : `_${d.value}`}'`,
-        d,
+        located(d.position, path),
       );
       return true;
     }
     return false;
   }
 
-  /** The compiled node of one descriptor, its children compiled below it. */
-  private node(
-    at: Place,
-    d: DescriptorDoc,
-    parts: readonly string[] | undefined,
-    statKey: string,
-  ): DescriptorNode {
+  /** Writes one descriptor's node, its rule and its children. */
+  private node(at: Place, d: DescriptorDoc, statKey: string, path: string): void {
     const doc = at.doc;
-    const rule = this.rule(doc, d, statKey);
-    let children: Level | undefined;
-    if (d.descriptors.length > 0) {
-      children = new Map();
-      this.load(
-        { doc, level: children, parentKey: `${statKey}.`, depth: at.depth + 1 },
-        d.descriptors,
-      );
-    }
-    const defaultMatch: MatchedLimit | undefined =
-      rule === undefined ? undefined : defaultMatchOf(rule, this.options.stats);
-    return Object.freeze({
+    const id = this.writer.addNode({
+      level: at.level,
       key: d.key,
       value: d.value,
-      wildcardParts: parts,
-      rule,
-      defaultMatch,
-      children,
       isValueToMetric: d.valueToMetric,
       isShareThreshold: d.shareThreshold,
       source: doc.source,
     });
+    const rule = checkRule(d, statKey, this.options.backend);
+    if (isProblem(rule)) {
+      this.fail(doc, rule.code, rule.reason, located(rule.position, `${path}.${rule.at}`));
+    } else if (rule !== undefined) {
+      this.writer.setRule(id, rule);
+    }
+    if (d.descriptors.length === 0) return;
+    const children = this.newLevel();
+    this.writer.setChildren(id, children);
+    const below = { doc, level: children, depth: at.depth + 1 };
+    this.load({ ...below, parentKey: `${statKey}.`, pathPrefix: `${path}.` }, d.descriptors);
   }
 
-  /** Compiles a list of descriptors into one level, recording every problem. */
+  /** Checks a list of descriptors into one level, recording every problem. */
   load(at: Place, descriptors: readonly DescriptorDoc[]): void {
     if (at.depth >= MAX_DESCRIPTOR_DEPTH && descriptors.length > 0) {
       // Files are refused as they are read; this catches xDS resources, and anything else.
-      this.fail(
-        at.doc,
-        'TOO_DEEP',
-        `descriptors nest deeper than ${MAX_DESCRIPTOR_DEPTH} levels`,
-        descriptors[0],
-      );
+      const reason = `descriptors nest deeper than ${MAX_DESCRIPTOR_DEPTH} levels`;
+      this.fail(at.doc, 'TOO_DEEP', reason, descriptors[0]?.position);
       return;
     }
-    for (const d of descriptors) {
+    for (const [i, d] of descriptors.entries()) {
+      const path = `${at.pathPrefix}descriptors[${i}]`;
       if (d.key === '') {
-        this.fail(at.doc, 'EMPTY_KEY', 'descriptor has empty key', d);
+        this.fail(at.doc, 'EMPTY_KEY', 'descriptor has empty key', located(d.position, path));
         continue;
       }
       const statKey = at.parentKey + entrySegment(this.segment, d.key, d.value);
-      const parts = d.value === undefined ? undefined : wildcardParts(d.value);
-      if (this.refuses(at, d, parts, statKey)) continue;
-      place(keyEntryOf(at.level, d.key), this.node(at, d, parts, statKey));
+      if (this.refuses(at, d, statKey, path)) continue;
+      this.node(at, d, statKey, path);
     }
   }
+}
+
+/**
+ * Checks documents into tables: every problem found across all documents, or the tables of
+ * a configuration with none (a configuration with any problem is refused whole).
+ */
+export function check(documents: readonly ConfigDocument[], options: CheckOptions): CheckResult {
+  const checker = new Checker(options);
+  const domains = new Map<string, number>();
+  for (const doc of documents) {
+    if (doc.domain === '') {
+      checker.errors.push(
+        new ConfigError('EMPTY_DOMAIN', doc.source, 'config file cannot have empty domain'),
+      );
+      continue;
+    }
+    let level = domains.get(doc.domain);
+    if (level !== undefined && !options.mergeDomainConfig) {
+      const reason = `duplicate domain '${doc.domain}' in config file`;
+      checker.errors.push(new ConfigError('DUPLICATE_DOMAIN', doc.source, reason));
+      continue;
+    }
+    if (level === undefined) {
+      level = checker.newLevel(doc.domain);
+      domains.set(doc.domain, level);
+    }
+    const top = { doc, level, parentKey: `${doc.domain}.`, depth: 0, pathPrefix: '' };
+    checker.load(top, doc.descriptors);
+  }
+  if (checker.errors.length > 0) return { ok: false, errors: Object.freeze([...checker.errors]) };
+  return { ok: true, tables: checker.writer.finish() };
+}
+
+/** Builds the snapshot of checked tables in one go, declaring its rules' statistics. */
+export function snapshotOfTables(tables: CompiledTables, options: CompileOptions): ConfigSnapshot {
+  const builder = new SnapshotBuilder(tables.header, options);
+  builder.add(tables.strings);
+  return builder.finish();
 }
 
 /**
@@ -262,38 +199,7 @@ export function compile(
   documents: readonly ConfigDocument[],
   options: CompileOptions,
 ): CompileResult {
-  // Statistics of the rules of a refused configuration are removed again: they never count.
-  const scope = options.stats.newRulesScope();
-  const compiler = new Compiler(options);
-  const tree = new Map<string, Level>();
-  for (const doc of documents) {
-    if (doc.domain === '') {
-      compiler.errors.push(
-        new ConfigError('EMPTY_DOMAIN', doc.source, 'config file cannot have empty domain'),
-      );
-      continue;
-    }
-    let level = tree.get(doc.domain);
-    if (level !== undefined && !options.mergeDomainConfig) {
-      compiler.errors.push(
-        new ConfigError(
-          'DUPLICATE_DOMAIN',
-          doc.source,
-          `duplicate domain '${doc.domain}' in config file`,
-        ),
-      );
-      continue;
-    }
-    if (level === undefined) {
-      level = new Map();
-      tree.set(doc.domain, level);
-    }
-    compiler.load({ doc, level, parentKey: `${doc.domain}.`, depth: 0 }, doc.descriptors);
-  }
-  if (compiler.errors.length > 0) {
-    scope.discard();
-    return { ok: false, errors: Object.freeze([...compiler.errors]) };
-  }
-  scope.keep();
-  return { ok: true, snapshot: new CompiledSnapshot(tree, options) };
+  const checked = check(documents, options);
+  if (!checked.ok) return checked;
+  return { ok: true, snapshot: snapshotOfTables(checked.tables, options) };
 }

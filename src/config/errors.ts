@@ -30,19 +30,27 @@ export const CONFIG_ERROR_CODES = Object.freeze({
 
 export type ConfigErrorCode = keyof typeof CONFIG_ERROR_CODES;
 
-/** Where in a file a problem is: line and column 1-based, and the YAML path when known. */
+/**
+ * Where in a file a problem is: line and column 1-based, and the YAML path when known. An xDS
+ * resource has no lines: its problems carry the path alone.
+ */
 export interface SourcePosition {
-  readonly line: number;
-  readonly column: number;
+  readonly line?: number;
+  readonly column?: number;
   /** The node's path from the document root, as `descriptors[0].rate_limit.unit`. */
   readonly path?: string;
 }
 
-/** ` (line 4, column 17, at descriptors[0].rate_limit.unit)`, or nothing without a position. */
+/**
+ * ` (line 4, column 17, at descriptors[0].rate_limit.unit)`, ` (at descriptors[0].rate_limit)`
+ * without a line, or nothing without a position.
+ */
 function where(position: SourcePosition | undefined): string {
   if (position === undefined) return '';
-  const at = position.path === undefined || position.path === '' ? '' : `, at ${position.path}`;
-  return ` (line ${position.line}, column ${position.column}${at})`;
+  const path = position.path === undefined || position.path === '' ? undefined : position.path;
+  if (position.line === undefined) return path === undefined ? '' : ` (at ${path})`;
+  const at = path === undefined ? '' : `, at ${path}`;
+  return ` (line ${position.line}, column ${position.column ?? 0}${at})`;
 }
 
 /** One reason a configuration file (or xDS resource) is refused. */

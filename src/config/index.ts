@@ -1,6 +1,10 @@
 // Configuration: the file format, compilation into immutable snapshots, and matching.
 export { parseConfigFile } from './yaml-loader';
-export { compile, type CompileOptions, type CompileResult } from './compile';
+export { check, compile, snapshotOfTables, type CheckResult, type CompileResult } from './compile';
+export type { CheckOptions, CompileOptions } from './options';
+export { SnapshotBuilder } from './snapshot-builder';
+export { columnBuffers, stringParts } from './tables';
+export type { CompiledTables, NodeStrings, RuleExtras, TablesHeader } from './tables';
 export { compileSources, type LoadOutcome, type ParsedSource } from './load';
 export {
   ConfigError,

@@ -16,12 +16,23 @@ export interface LimitProblem {
   readonly code: ConfigErrorCode;
   readonly reason: string;
   readonly position: SourcePosition | undefined;
+  /** The block's path below its descriptor: `rate_limit` or `rate_limits[1]`. */
+  readonly at: string;
 }
+
+/** Where a limit is written below its descriptor. */
+const RATE_LIMIT = 'rate_limit';
+const listedAt = (index: number): string => `rate_limits[${index}]`;
 
 const BY_NAME = new Map<string, Algorithm>(ALGORITHMS.map((a) => [a, a]));
 
-function problem(code: ConfigErrorCode, reason: string, policy: RateLimitPolicyDoc): LimitProblem {
-  return { code, reason, position: policy.position };
+function problem(
+  code: ConfigErrorCode,
+  reason: string,
+  policy: RateLimitPolicyDoc,
+  at: string = RATE_LIMIT,
+): LimitProblem {
+  return { code, reason, position: policy.position, at };
 }
 
 /** The algorithm named, refused when unknown or when the backend cannot run it. */
@@ -29,6 +40,7 @@ function algorithmOf(
   policy: RateLimitPolicyDoc,
   statKey: string,
   backend: BackendCapabilities | undefined,
+  at: string,
 ): Algorithm | LimitProblem {
   const written = policy.algorithm ?? 'fixed_window';
   const algorithm = BY_NAME.get(written.toLowerCase());
@@ -37,6 +49,7 @@ function algorithmOf(
       'INVALID_ALGORITHM',
       `invalid rate limit algorithm '${written}'; accepted: ${ALGORITHMS.join(', ')}`,
       policy,
+      at,
     );
   }
   const why = backend?.unsupported[algorithm];
@@ -45,6 +58,7 @@ function algorithmOf(
       'ALGORITHM_UNSUPPORTED',
       `rule '${statKey}' uses ${algorithm}, which the ${backend.name} backend cannot run: ${why}`,
       policy,
+      at,
     );
   }
   return algorithm;
@@ -55,25 +69,28 @@ function burstOf(
   policy: RateLimitPolicyDoc,
   unit: Unit,
   algorithm: Algorithm,
+  at: string,
 ): number | LimitProblem {
   if (algorithm !== 'token_bucket') {
     return policy.burst === undefined
       ? policy.requestsPerUnit
-      : problem('BAD_LIMIT', `burst only applies to algorithm token_bucket`, policy);
+      : problem('BAD_LIMIT', `burst only applies to algorithm token_bucket`, policy, at);
   }
   if (policy.requestsPerUnit === 0) {
     return problem(
       'BAD_LIMIT',
       'token_bucket needs requests_per_unit of at least 1 (fixed_window with 0 refuses every request)',
       policy,
+      at,
     );
   }
-  if (policy.burst === 0) return problem('BAD_LIMIT', 'burst must be at least 1', policy);
+  if (policy.burst === 0) return problem('BAD_LIMIT', 'burst must be at least 1', policy, at);
   if (UNIT_SECONDS[unit] * 1e6 < policy.requestsPerUnit) {
     return problem(
       'BAD_LIMIT',
       `token_bucket counts time in microseconds: at most ${UNIT_SECONDS[unit] * 1e6} requests per ${unit.toLowerCase()}`,
       policy,
+      at,
     );
   }
   return policy.burst ?? policy.requestsPerUnit;
@@ -85,13 +102,14 @@ function compileLimit(
   isListed: boolean,
   ruleKey: string,
   backend: BackendCapabilities | undefined,
+  at: string,
 ): RuleLimit | LimitProblem {
   const unit = policy.unit === undefined ? undefined : parseUnit(policy.unit);
   if (unit === undefined)
-    return problem('INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, policy);
-  const algorithm = algorithmOf(policy, ruleKey, backend);
+    return problem('INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, policy, at);
+  const algorithm = algorithmOf(policy, ruleKey, backend, at);
   if (typeof algorithm !== 'string') return algorithm;
-  const burst = burstOf(policy, unit, algorithm);
+  const burst = burstOf(policy, unit, algorithm, at);
   if (typeof burst !== 'number') return burst;
   const unitName = unit.toLowerCase();
   return {
@@ -118,13 +136,16 @@ export function compileLimits(
   const limits: RuleLimit[] = [];
   const docs = policy === undefined ? listed : [policy, ...listed];
   for (const [i, doc] of docs.entries()) {
-    const limit = compileLimit(doc, policy === undefined || i > 0, ruleKey, backend);
+    const isListed = policy === undefined || i > 0;
+    const at = isListed ? listedAt(policy === undefined ? i : i - 1) : RATE_LIMIT;
+    const limit = compileLimit(doc, isListed, ruleKey, backend, at);
     if (!('unit' in limit)) return limit;
     if (limits.some((l) => l.unit === limit.unit)) {
       return problem(
         'DUPLICATE_LIMIT_UNIT',
         `descriptor '${ruleKey}' has two limits of unit ${limit.unit.toLowerCase()}; each limit needs its own unit`,
         doc,
+        at,
       );
     }
     limits.push(limit);
@@ -143,7 +164,10 @@ export function unlimitedProblem(
       'an unlimited rule cannot also have rate_limits',
       policy,
     );
-  if (policy.algorithm !== undefined || policy.burst !== undefined)
+  // The default algorithm is no choice: xDS writes the enum's default on every rule.
+  const isDefaultAlgorithm =
+    policy.algorithm === undefined || policy.algorithm.toLowerCase() === 'fixed_window';
+  if (!isDefaultAlgorithm || policy.burst !== undefined)
     return problem('BAD_LIMIT', 'an unlimited rule takes no algorithm or burst', policy);
   return undefined;
 }

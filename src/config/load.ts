@@ -1,5 +1,6 @@
 // One load of a configuration source: the documents it parsed, compiled, every problem collected.
-import { compile, type CompileOptions } from './compile';
+import { compile } from './compile';
+import type { CompileOptions } from './options';
 import type { ConfigDocument } from './document';
 import { ConfigError } from './errors';
 import type { ConfigSnapshot } from './types';

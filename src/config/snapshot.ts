@@ -1,41 +1,16 @@
 // The compiled descriptor tree and the reference's matching rules over it.
 import type { RuleStatsFactory } from '../stats';
+import { ruleOf, type KeyEntry, type Level, type NodeTable } from './node-table';
+import { dumpLines, listRules } from './rule-listing';
+import { entrySegment, segmenter, type Segmenter } from './stat-key';
+import { NODE } from './tables';
 import type {
   ConfigSnapshot,
   DescriptorQuery,
   MatchedLimit,
-  PathStep,
   RateLimitRule,
   RuleListing,
 } from './types';
-import { entrySegment, segmenter, type Segmenter } from './stat-key';
-import { matchesWildcard } from './wildcard';
-
-/** One configured descriptor. */
-export interface DescriptorNode {
-  readonly key: string;
-  /** The configured value, wildcards included; undefined for a key-only descriptor. */
-  readonly value: string | undefined;
-  readonly wildcardParts: readonly string[] | undefined;
-  readonly rule: RateLimitRule | undefined;
-  /** The match returned when no runtime value changes the statistics key. */
-  readonly defaultMatch: MatchedLimit | undefined;
-  readonly children: Level | undefined;
-  readonly isValueToMetric: boolean;
-  readonly isShareThreshold: boolean;
-  /** The file or xDS resource that configured it. */
-  readonly source: string;
-}
-
-/** The descriptors configured under one key at one level. */
-export interface KeyEntry {
-  readonly exact: Map<string, DescriptorNode>;
-  readonly wildcards: DescriptorNode[];
-  keyOnly: DescriptorNode | undefined;
-}
-
-/** The descriptors at one level, by key. */
-export type Level = Map<string, KeyEntry>;
 
 /** How an entry matched, which decides what its statistics key segment holds. */
 const enum Via {
@@ -56,46 +31,38 @@ export interface SnapshotOptions {
  * request and matching allocates nothing in the common case.
  */
 const SCRATCH_VIAS: Via[] = [];
-const SCRATCH_NODES: DescriptorNode[] = [];
-
-/**
- * A rule's lines on /rlconfig. A rule the reference could load gets the reference's exact line:
- * scripts parse it, so nothing is added to it. Other limits get a line each, with the reference's
- * fields first and their algorithm (and burst) after.
- */
-function dumpLines(r: RateLimitRule): string[] {
-  const line = (key: string, unit: string, rpu: number): string =>
-    `${key}: unit=${unit} requests_per_unit=${rpu}, shadow_mode: ${r.isShadow}, quota_mode: ${r.isQuota}`;
-  const only = r.limits[0];
-  if (r.limits.length === 0 || (r.limits.length === 1 && only?.algorithm === 'fixed_window'))
-    return [line(r.statKey, r.unit ?? 'UNKNOWN', r.requestsPerUnit)];
-  return r.limits.map(
-    (l) =>
-      `${line(l.statKey, l.unit, l.requestsPerUnit)}, algorithm: ${l.algorithm}` +
-      (l.algorithm === 'token_bucket' ? `, burst: ${l.burst}` : ''),
-  );
-}
+const SCRATCH_NODES: number[] = [];
 
 export class CompiledSnapshot implements ConfigSnapshot {
   readonly domains: readonly string[];
   /** A key or value as it appears in a statistics key. */
   private readonly segment: Segmenter;
+  private readonly flags: Uint8Array;
+  private readonly children: Int32Array;
+  /**
+   * The match of each node with a rule, made when the node first matches: its rule and its
+   * statistics handles (whose counters are made then too).
+   */
+  private readonly matches: (MatchedLimit | undefined)[];
 
   constructor(
-    private readonly tree: ReadonlyMap<string, Level>,
+    private readonly table: NodeTable,
     private readonly options: SnapshotOptions,
   ) {
-    this.domains = Object.freeze([...tree.keys()].sort());
+    this.domains = Object.freeze([...table.domains.keys()].sort());
     this.segment = segmenter(options.sanitizeDots);
+    this.flags = table.header.columns.flags;
+    this.children = table.header.columns.children;
+    this.matches = new Array<MatchedLimit | undefined>(table.header.nodeCount);
     Object.freeze(this);
   }
 
   hasDomain(domain: string): boolean {
-    return this.tree.has(domain);
+    return this.table.domains.has(domain);
   }
 
   findLimit(domain: string, descriptor: DescriptorQuery): MatchedLimit | undefined {
-    const level0 = this.tree.get(domain);
+    const level0 = this.table.domains.get(domain);
     if (level0 === undefined) return undefined;
     if (descriptor.limit !== undefined) return this.overrideLimit(domain, descriptor);
 
@@ -109,39 +76,56 @@ export class CompiledSnapshot implements ConfigSnapshot {
     for (let i = 0; i <= last; i++) {
       const entry = entries[i];
       if (entry === undefined || level === undefined) return undefined;
-      const keyEntry = level.get(entry.key);
+      const keyEntry: KeyEntry | undefined = level.get(entry.key);
       if (keyEntry === undefined) return undefined;
-      let node = keyEntry.exact.get(entry.value);
+      let node: number = keyEntry.exact.get(entry.value) ?? -1;
       let via = Via.Value;
-      if (node === undefined) {
-        for (const candidate of keyEntry.wildcards) {
-          if (
-            candidate.wildcardParts !== undefined &&
-            matchesWildcard(candidate.wildcardParts, entry.value)
-          ) {
-            node = candidate;
-            via = Via.Wildcard;
-            break;
-          }
-        }
+      if (node < 0 && keyEntry.wildcards !== undefined) {
+        node = keyEntry.wildcards.find(entry.value);
+        via = Via.Wildcard;
       }
-      if (node === undefined) {
+      if (node < 0) {
         node = keyEntry.keyOnly;
         via = Via.Key;
-        if (node === undefined) return undefined;
+        if (node < 0) return undefined;
       }
-      if (node.isValueToMetric || (via === Via.Wildcard && node.isShareThreshold)) isDynamic = true;
+      const flags = this.flags[node] ?? 0;
+      if (
+        (flags & NODE.VALUE_TO_METRIC) !== 0 ||
+        (via === Via.Wildcard && (flags & NODE.SHARE_THRESHOLD) !== 0)
+      )
+        isDynamic = true;
       SCRATCH_VIAS[i] = via;
       SCRATCH_NODES[i] = node;
       if (i === last) {
-        const rule = node.rule;
-        if (rule === undefined || node.defaultMatch === undefined) return undefined;
-        if (!isDynamic && !rule.isDetailedMetric) return node.defaultMatch;
-        return this.dynamicMatch(domain, descriptor, rule, node.defaultMatch);
+        if ((flags & NODE.HAS_RULE) === 0) return undefined;
+        const match = this.matches[node] ?? this.firstMatch(node);
+        if (match === undefined) return undefined;
+        if (!isDynamic && (flags & NODE.DETAILED_METRIC) === 0) return match;
+        return this.dynamicMatch(domain, descriptor, match.rule, match);
       }
-      level = node.children;
+      const child: number = this.children[node] ?? -1;
+      level = child < 0 ? undefined : this.table.levels[child];
     }
     return undefined;
+  }
+
+  /** The match of a node's rule when no runtime value shapes its statistics keys; kept. */
+  private firstMatch(node: number): MatchedLimit | undefined {
+    const rule = ruleOf(this.table, node);
+    if (rule === undefined) return undefined;
+    const factory = this.options.stats;
+    const stats = factory.forRule(rule.statKey);
+    const match: MatchedLimit = Object.freeze({
+      rule,
+      stats,
+      sharedValues: undefined,
+      limitStats: Object.freeze(
+        rule.limits.map((l) => (l.statKey === rule.statKey ? stats : factory.forRule(l.statKey))),
+      ),
+    });
+    this.matches[node] = match;
+    return match;
   }
 
   /** The match when runtime values shape the statistics key or the cache key. */
@@ -154,46 +138,66 @@ export class CompiledSnapshot implements ConfigSnapshot {
     const entries = descriptor.entries;
     const vias = SCRATCH_VIAS;
     const nodes = SCRATCH_NODES;
+    const values = this.table.values;
     let sharedValues: (string | undefined)[] | undefined;
     for (let i = 0; i < entries.length; i++) {
-      const node = nodes[i];
-      if (vias[i] === Via.Wildcard && node?.isShareThreshold === true) {
+      const node = nodes[i] ?? -1;
+      if (vias[i] === Via.Wildcard && ((this.flags[node] ?? 0) & NODE.SHARE_THRESHOLD) !== 0) {
         sharedValues ??= new Array<string | undefined>(entries.length).fill(undefined);
-        sharedValues[i] = node.value;
+        sharedValues[i] = values[node];
       }
     }
     if (!this.options.stats.isEnabled)
       return sharedValues === undefined ? fallback : { ...fallback, sharedValues };
 
-    let key = domain;
-    if (rule.isDetailedMetric) {
-      // detailed_metric puts every runtime value in the key; a shared value stays the pattern.
-      for (let i = 0; i < entries.length; i++) {
-        const entry = entries[i];
-        if (entry === undefined) continue;
-        const shared = sharedValues?.[i];
-        key += `.${this.segment(entry.key)}`;
-        if (shared !== undefined) key += `_${this.segment(shared)}`;
-        else if (sharedValues === undefined || entry.value !== '')
-          key += `_${this.segment(entry.value)}`;
-      }
-    } else {
-      for (let i = 0; i < entries.length; i++) {
-        const entry = entries[i];
-        const node = nodes[i];
-        if (entry === undefined || node === undefined) continue;
-        const via = vias[i];
-        let value: string | undefined;
-        if (via === Via.Wildcard)
-          value = sharedValues?.[i] ?? (node.isValueToMetric ? entry.value : node.value);
-        else if (via === Via.Value) value = entry.value;
-        else value = node.isValueToMetric ? entry.value : undefined;
-        key += `.${entrySegment(this.segment, entry.key, value)}`;
-      }
-      if (key === rule.statKey)
-        return sharedValues === undefined ? fallback : { ...fallback, sharedValues };
-    }
+    const key = rule.isDetailedMetric
+      ? this.detailedKey(domain, descriptor, sharedValues)
+      : this.valueKey(domain, descriptor, sharedValues);
+    if (!rule.isDetailedMetric && key === rule.statKey)
+      return sharedValues === undefined ? fallback : { ...fallback, sharedValues };
     return this.runtimeMatch(key, fallback, sharedValues);
+  }
+
+  /** detailed_metric puts every runtime value in the key; a shared value stays the pattern. */
+  private detailedKey(
+    domain: string,
+    descriptor: DescriptorQuery,
+    sharedValues: (string | undefined)[] | undefined,
+  ): string {
+    let key = domain;
+    for (let i = 0; i < descriptor.entries.length; i++) {
+      const entry = descriptor.entries[i];
+      if (entry === undefined) continue;
+      const shared = sharedValues?.[i];
+      key += `.${this.segment(entry.key)}`;
+      if (shared !== undefined) key += `_${this.segment(shared)}`;
+      else if (sharedValues === undefined || entry.value !== '')
+        key += `_${this.segment(entry.value)}`;
+    }
+    return key;
+  }
+
+  /** The key with value_to_metric's runtime values and share_threshold's patterns. */
+  private valueKey(
+    domain: string,
+    descriptor: DescriptorQuery,
+    sharedValues: (string | undefined)[] | undefined,
+  ): string {
+    let key = domain;
+    for (let i = 0; i < descriptor.entries.length; i++) {
+      const entry = descriptor.entries[i];
+      const node = SCRATCH_NODES[i] ?? -1;
+      if (entry === undefined || node < 0) continue;
+      const isValueToMetric = ((this.flags[node] ?? 0) & NODE.VALUE_TO_METRIC) !== 0;
+      const via = SCRATCH_VIAS[i];
+      let value: string | undefined;
+      if (via === Via.Wildcard)
+        value = sharedValues?.[i] ?? (isValueToMetric ? entry.value : this.table.values[node]);
+      else if (via === Via.Value) value = entry.value;
+      else value = isValueToMetric ? entry.value : undefined;
+      key += `.${entrySegment(this.segment, entry.key, value)}`;
+    }
+    return key;
   }
 
   /** The match whose statistics go under the runtime key `key` (and its limits' below it). */
@@ -260,34 +264,7 @@ export class CompiledSnapshot implements ConfigSnapshot {
   }
 
   rules(): readonly RuleListing[] {
-    const out: RuleListing[] = [];
-    const walk = (domain: string, level: Level, above: readonly PathStep[]): void => {
-      for (const keyEntry of level.values()) {
-        const nodes = [
-          ...keyEntry.exact.values(),
-          ...keyEntry.wildcards,
-          ...(keyEntry.keyOnly === undefined ? [] : [keyEntry.keyOnly]),
-        ];
-        for (const node of nodes) {
-          const path = [...above, { key: node.key, value: node.value }];
-          if (node.rule !== undefined) {
-            out.push({
-              domain,
-              path,
-              rule: node.rule,
-              source: node.source,
-              isValueToMetric: node.isValueToMetric,
-              isShareThreshold: node.isShareThreshold,
-            });
-          }
-          if (node.children !== undefined) walk(domain, node.children, path);
-        }
-      }
-    };
-    for (const domain of this.domains) {
-      const level = this.tree.get(domain);
-      if (level !== undefined) walk(domain, level, []);
-    }
-    return out;
+    // A rule already matched lists the same object; the others are made for the listing only.
+    return listRules(this.table, this.domains, (node) => this.matches[node]?.rule);
   }
 }

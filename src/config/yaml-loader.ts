@@ -2,6 +2,7 @@
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import type { ConfigDocument, DescriptorDoc, JsonObject, RateLimitPolicyDoc } from './document';
 import { ConfigError } from './errors';
+import { readFastConfig } from './fast-config';
 import { ExpansionExceeded, YamlReader, type Entry, type YamlNode } from './yaml-reader';
 
 const VALID_KEYS: ReadonlySet<string> = new Set([
@@ -239,6 +240,12 @@ const TOP: Fields<Top> = {
  * stops at it; compile() then reports the problems of every file that parsed.
  */
 export function parseConfigFile(source: string, text: string): ConfigDocument | ConfigError {
+  // Plain generated files are read quickly; the full parser reads the rest, and every refusal.
+  return readFastConfig(source, text) ?? parseWithYaml(source, text);
+}
+
+/** parseConfigFile with the full YAML parser alone. */
+export function parseWithYaml(source: string, text: string): ConfigDocument | ConfigError {
   try {
     return parseText(source, text);
   } catch (err: unknown) {

@@ -44,6 +44,14 @@ function describe(node: YamlNode | null): string {
   return 'an unknown node';
 }
 
+/**
+ * A key whose value is null (`descriptors:` or `~`) is read as absent, as the reference's YAML
+ * library leaves such a field at its zero value: no descriptors, no limit, false, 0.
+ */
+function absentWhenNull(node: YamlNode | null): YamlNode | null {
+  return isScalar(node) && node.value === null ? null : node;
+}
+
 /** A YAML 1.1 merge key (`<<`), which the reference's YAML library honours. */
 function isMergeKey(node: YamlNode | null): boolean {
   return isScalar(node) && typeof node.value === 'symbol' && node.source === '<<';
@@ -198,7 +206,7 @@ export class YamlReader {
     const out: Entry[] = [];
     for (const pair of node.items) {
       const keyNode = this.resolve(pair.key);
-      const valueNode = this.resolve(pair.value);
+      const valueNode = absentWhenNull(this.resolve(pair.value));
       if (isMergeKey(keyNode)) {
         const merged = this.mergedEntries(valueNode);
         if (merged instanceof ConfigError) return merged;

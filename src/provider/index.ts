@@ -10,3 +10,12 @@ export {
 export { XdsConfigProvider, xdsNode, type XdsProviderOptions } from './xds/xds-provider';
 export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
 export { Backoff, ReconnectDelays } from './xds/backoff';
+export {
+  COMPILE_SCRIPT,
+  InThreadCompiler,
+  ReadFailure,
+  ProcessCompiler,
+  serviceCompiler,
+  type CompileJob,
+  type ConfigCompiler,
+} from './compile';

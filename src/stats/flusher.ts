@@ -41,7 +41,8 @@ export class StatsFlusher {
 
   /** Sends every changed counter as a delta, every gauge, and every timer sample. */
   async flush(): Promise<void> {
-    const { counters } = this.store.snapshot();
+    // Counters never made are at 0, and a counter at 0 is not sent.
+    const { counters } = this.store.snapshot({ countersMade: true });
     for (const [name, value] of counters) {
       const delta = value - (this.lastCounters.get(name) ?? 0);
       if (delta === 0) continue;

@@ -50,6 +50,12 @@ export interface RuleStatsFactory {
    * statistics behind. Scopes do not nest (compilation is synchronous).
    */
   newRulesScope(): { keep(): void; discard(): void };
+  /**
+   * Declares the keys of configured rules without creating their counters: each is listed
+   * (at 0) until forRule or forRuntimeRule first asks for it, and counts toward the cap as a
+   * configured key. A key declared again, or already created, stays as it is.
+   */
+  declareRules(keys: Iterable<string>): void;
 }
 
 function ruleCounters(stats: RuleStats): Counter[] {
@@ -62,6 +68,11 @@ function ruleCounters(stats: RuleStats): Counter[] {
     stats.shadowMode,
     stats.totalNegativeHits,
   ];
+}
+
+/** The common start of a rule key's counter names: `ratelimit.service.rate_limit.<key>.`. */
+function ruleStatBase(key: string): string {
+  return `${RULE_SCOPE}.${sanitizeStatName(key)}.`;
 }
 
 /** A snapshot of every statistic, as sinks and /stats see it. */
@@ -96,7 +107,16 @@ export class StatsStore implements RuleStatsFactory {
   private readonly counters = new Map<string, Counter>();
   private readonly gauges = new Map<string, LastValueGauge>();
   private readonly timers = new Map<string, ReservoirTimer>();
+  /** Rule keys whose counters exist: configured ones first used, and runtime ones. */
   private readonly ruleStats = new Map<string, RuleStats>();
+  /**
+   * Every configured rule key, its counters created or not. Counters of a rule are made when
+   * it is first matched; until then the key is listed at 0, which is what a sink would have
+   * been sent (nothing: counters at 0 are not flushed).
+   */
+  private readonly configured = new Set<string>();
+  /** Keys in ruleStats built from request values (the rest of ruleStats is configured). */
+  private runtimeRuleKeys = 0;
   private readonly timerObservers: ((name: string) => TimerObserver | undefined)[] = [];
   private readonly generators: (() => void)[] = [];
   private readonly nullRuleStats: RuleStats;
@@ -159,7 +179,7 @@ export class StatsStore implements RuleStatsFactory {
   /** Whether one more runtime key of `bytes` fits both caps. */
   private hasRoomFor(bytes: number): boolean {
     return (
-      this.ruleStats.size + this.runtimeCounters < this.maxRuleKeys &&
+      this.ruleKeyCount + this.runtimeCounters < this.maxRuleKeys &&
       this.runtimeBytes + bytes <= this.maxRuntimeKeyBytes
     );
   }
@@ -211,20 +231,32 @@ export class StatsStore implements RuleStatsFactory {
 
   forRule(key: string): RuleStats {
     if (!this.isEnabled) return this.nullRuleStats;
-    const existing = this.ruleStats.get(key);
-    if (existing !== undefined) {
-      // A configured rule is never released, even when a request value made it first.
-      if (this.runtimeKeys.has(key)) this.forgetRuntimeKey(key);
-      return existing;
+    if (!this.configured.has(key)) {
+      if (!this.ruleStats.has(key)) this.scopeKeys?.push(key);
+      this.configure(key);
     }
-    this.scopeKeys?.push(key);
-    return this.createRuleStats(key);
+    return this.ruleStats.get(key) ?? this.createRuleStats(key);
+  }
+
+  declareRules(keys: Iterable<string>): void {
+    if (!this.isEnabled) return;
+    for (const key of keys) if (!this.configured.has(key)) this.configure(key);
+  }
+
+  /** Makes `key` a configured key; a runtime key of that name is never released from now on. */
+  private configure(key: string): void {
+    this.configured.add(key);
+    if (this.runtimeKeys.has(key)) {
+      this.forgetRuntimeKey(key);
+      this.runtimeRuleKeys -= 1;
+    }
   }
 
   forRuntimeRule(key: string, fallback: RuleStats | undefined): RuleStats {
     if (!this.isEnabled) return this.nullRuleStats;
     const existing = this.ruleStats.get(key);
     if (existing !== undefined) return existing;
+    if (this.configured.has(key)) return this.createRuleStats(key);
     const bytes = Buffer.byteLength(key, 'utf8');
     if (!this.hasRoomFor(bytes)) {
       this.dropped.inc();
@@ -232,6 +264,7 @@ export class StatsStore implements RuleStatsFactory {
     }
     const stats = this.createRuleStats(key);
     this.noteRuntimeKey(key, bytes, ruleCounters(stats));
+    this.runtimeRuleKeys += 1;
     return stats;
   }
 
@@ -251,6 +284,7 @@ export class StatsStore implements RuleStatsFactory {
 
   /** Removes a rule key's handles and counters. */
   private removeRule(key: string): readonly string[] {
+    this.configured.delete(key);
     const stats = this.ruleStats.get(key);
     if (stats === undefined) return [];
     this.ruleStats.delete(key);
@@ -285,8 +319,10 @@ export class StatsStore implements RuleStatsFactory {
       entry.idleChecks += 1;
       if (entry.idleChecks < idleChecks) continue;
       this.forgetRuntimeKey(key);
-      if (this.ruleStats.has(key)) released.push(...this.removeRule(key));
-      else {
+      if (this.ruleStats.has(key)) {
+        this.runtimeRuleKeys -= 1;
+        released.push(...this.removeRule(key));
+      } else {
         this.counters.delete(key);
         this.runtimeCounters -= 1;
         released.push(key);
@@ -301,7 +337,7 @@ export class StatsStore implements RuleStatsFactory {
   }
 
   private createRuleStats(key: string): RuleStats {
-    const base = `${RULE_SCOPE}.${sanitizeStatName(key)}.`;
+    const base = ruleStatBase(key);
     const s = RULE_STAT_SUFFIXES;
     const stats: RuleStats = Object.freeze({
       key,
@@ -317,9 +353,9 @@ export class StatsStore implements RuleStatsFactory {
     return stats;
   }
 
-  /** How many distinct rule keys exist. */
+  /** How many distinct rule keys exist, configured (counters made or not) and runtime. */
   get ruleKeyCount(): number {
-    return this.ruleStats.size;
+    return this.configured.size + this.runtimeRuleKeys;
   }
 
   /**
@@ -330,11 +366,21 @@ export class StatsStore implements RuleStatsFactory {
     if (this.isEnabled) this.generators.push(generate);
   }
 
-  /** Current values of every counter and gauge. */
-  snapshot(): StatsSnapshot {
+  /**
+   * Current values of every counter and gauge, the counters of configured rules never matched
+   * included at 0 (`countersMade` leaves those out: the flusher sends no counter at 0).
+   */
+  snapshot(options: { readonly countersMade?: boolean } = {}): StatsSnapshot {
     for (const generate of this.generators) generate();
     const counters = new Map<string, number>();
     for (const [name, c] of this.counters) counters.set(name, c.value);
+    if (options.countersMade !== true) {
+      for (const key of this.configured) {
+        if (this.ruleStats.has(key)) continue;
+        const base = ruleStatBase(key);
+        for (const suffix of Object.values(RULE_STAT_SUFFIXES)) counters.set(base + suffix, 0);
+      }
+    }
     const gauges = new Map<string, number>();
     for (const [key, g] of this.gauges) gauges.set(key, g.value);
     return { counters, gauges };

@@ -68,6 +68,39 @@ it('runs a row and its [before] twin side by side, with their ratio and no ceili
   expect(output).toContain('targets: not judged side by side');
 });
 
+it('measures the configuration at scale: first answers, memory, loads again under load, the prefix rows', async () => {
+  // Small sizes: the section's plumbing, files and xDS, not its figures, is under test.
+  const { output, cells } = await bench({
+    BENCH_ONLY: 'config scale|prefix rule',
+    BENCH_SCALE_SIZES: '300:0,1500:150',
+    BENCH_SCALE_SECONDS: '3',
+  });
+  expect(cells.filter((c) => c[1]?.includes('prefix rule')).map((c) => [c[1], c.at(-2)])).toEqual([
+    ['memory, many rules, the first prefix rule', '0'],
+    ['memory, many rules, the last prefix rule', '0'],
+  ]);
+  const scale = output
+    .split('\n')
+    .filter((l) => / rules, (file|xDS) \|/.test(l))
+    .map((l) => l.split('|').map((c) => c.trim()));
+  expect(scale.map((c) => c[1])).toEqual([
+    '300 rules, file',
+    '1,650 rules, file',
+    '1,650 rules, xDS',
+  ]);
+  for (const c of scale) expect(c[2]).toMatch(/^\d+ ms$/);
+  // The largest is loaded again under load, from a file and over xDS, and ACKed.
+  for (const c of scale.slice(1)) {
+    expect(c[5]).toMatch(/^\d+ ms$/);
+    expect(Number(c[9])).toBeGreaterThan(0);
+  }
+  expect(scale[2]?.[10]).toMatch(/^\d+ ms$/);
+  expect(output).toMatch(
+    /config scale: the last of 10,000 prefix rules at >= 0\.8x the first one: \d+\.\d\dx/,
+  );
+  expect(output).toMatch(/config scale: 1,650 rules \(xDS\): ACK within 5 s of the push: \d+ ms/);
+});
+
 // What the bench's warm-up relies on: each server is measured after a full collection.
 it("has every server's GC probe run a full collection on SIGUSR2, and the server live on", async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gc-probe-'));

@@ -124,7 +124,8 @@ describe('with a plaintext management server', () => {
     const node = status.nodes[`node-${sim.port}`];
     expect(node?.lastNack).toEqual({
       version: status.version,
-      message: "resource bad-resource: invalid rate limit unit 'UNKNOWN'",
+      message:
+        "resource bad-resource: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
       at: expect.any(String) as unknown,
     });
     expect(node?.lastAckVersion).not.toBe(status.version);
@@ -132,7 +133,7 @@ describe('with a plaintext management server', () => {
     expect(await limitOf(client, 'bad')).toBeUndefined();
     expect(await service.stat('ratelimit.service.config_load_error')).toBe(before + 1);
     expect(service.logs).toContain(
-      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN'",
+      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
     );
     await sim.post('/bad-resource', undefined, 'DELETE');
     await eventually(

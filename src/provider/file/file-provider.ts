@@ -5,8 +5,9 @@ import { ConfigError, type CompileOptions } from '../../config';
 import type { Logger } from '../../lib/logger';
 import type { FileSourceSettings } from '../../settings';
 import type { Counter, Gauge } from '../../stats';
+import { InThreadCompiler, ReadFailure, type ConfigCompiler } from '../compile';
 import type { ConfigListener, ConfigProvider } from '../provider';
-import { loadConfigDirectory, type DirectoryLoad } from './read-directory';
+import { listConfigDirectory, type DirectoryLoad } from './read-directory';
 import { ResilientWatch, TreeWatch } from './watch';
 
 /** Loader statistics the reference reports under `runtime.` (operators alert on the failures). */
@@ -26,6 +27,8 @@ export interface FileProviderOptions {
   readonly loaderStats?: FileLoaderStats;
   /** Events closer together than this cause one reload. */
   readonly debounceMs?: number;
+  /** Where files are read, parsed and checked; on this thread when absent. */
+  readonly compiler?: ConfigCompiler;
 }
 
 /**
@@ -45,8 +48,11 @@ export class FileConfigProvider implements ConfigProvider {
   private isReloadPending = false;
   private isStopped = false;
   private idle: Promise<void> = Promise.resolve();
+  private readonly compiler: ConfigCompiler;
 
-  constructor(private readonly options: FileProviderOptions) {}
+  constructor(private readonly options: FileProviderOptions) {
+    this.compiler = options.compiler ?? new InThreadCompiler();
+  }
 
   /** The directory the configuration files are read from. */
   get directory(): string {
@@ -146,6 +152,8 @@ export class FileConfigProvider implements ConfigProvider {
     try {
       load = await this.loadDirectory();
     } catch (err: unknown) {
+      // Only reading fails the load as unreadable; anything else is logged by the caller.
+      if (!(err instanceof ReadFailure)) throw err;
       loaderStats?.loadFailures.inc();
       const reason = describeError(err);
       listener.onRejected([
@@ -171,21 +179,26 @@ export class FileConfigProvider implements ConfigProvider {
     listener.onSnapshot(outcome.snapshot, { kind: 'files', directory: this.directory });
   }
 
-  /** Loads the directory; the tree watch follows the subdirectories read. */
+  /** Lists and compiles the directory; the tree watch follows the subdirectories read. */
   private async loadDirectory(): Promise<DirectoryLoad> {
     const tree = this.treeWatch;
-    const load = await loadConfigDirectory(this.directory, {
-      ignoreDotFiles: this.options.settings.ignoreDotFiles,
-      compile: this.options.compile,
-      beforeRead:
+    let listing;
+    try {
+      listing = await listConfigDirectory(
+        this.directory,
+        this.options.settings.ignoreDotFiles,
         tree === undefined
           ? undefined
           : (subdirectory) => {
               tree.add(subdirectory);
             },
-    });
-    tree?.retainOnly(load.listing.subdirectories);
-    return load;
+      );
+    } catch (err: unknown) {
+      throw new ReadFailure(describeError(err));
+    }
+    tree?.retainOnly(listing.subdirectories);
+    const job = { kind: 'files', files: listing.files } as const;
+    return { listing, outcome: await this.compiler.compile(job, this.options.compile) };
   }
 
   private takePendingReload(): boolean {

@@ -60,7 +60,7 @@ async function walk(dir: string, options: WalkOptions, into: Walk): Promise<void
  * `beforeRead` is told of each subdirectory before it is read (the watcher arms there).
  * Throws when a directory cannot be read.
  */
-async function listConfigDirectory(
+export async function listConfigDirectory(
   dir: string,
   ignoreDotFiles: boolean,
   beforeRead?: (subdirectory: string) => void,

@@ -1,16 +1,17 @@
 // The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources.
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { compileSources, type CompileOptions } from '../../config';
+import type { CompileOptions, LoadOutcome } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { loadApi } from '../../lib/proto';
 import { toStruct } from '../../lib/struct';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import type { XdsSourceSettings } from '../../settings';
+import { InThreadCompiler, type ConfigCompiler } from '../compile';
 import type { ConfigListener, ConfigProvider } from '../provider';
 import { ReconnectDelays } from './backoff';
-import { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
+import { RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
 
 /** A DiscoveryRequest as proto-loader encodes it. */
 interface DiscoveryRequest {
@@ -49,6 +50,8 @@ export interface XdsProviderOptions {
   readonly logger: Logger;
   /** Uniform in [0, 1), for the backoff's randomisation; injected by tests. */
   readonly random?: () => number;
+  /** Where resources are decoded and checked; on this thread when absent. */
+  readonly compiler?: ConfigCompiler;
 }
 
 function credentials(settings: XdsSourceSettings): grpc.ChannelCredentials {
@@ -108,8 +111,12 @@ export class XdsConfigProvider implements ConfigProvider {
   private retryTimer: NodeJS.Timeout | undefined;
   private lastAcceptedVersion = '';
   private isStopped = false;
+  private readonly compiler: ConfigCompiler;
+  /** Updates are compiled one after the other, each ACKed or NACKed in the order received. */
+  private applying: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: XdsProviderOptions) {
+    this.compiler = options.compiler ?? new InThreadCompiler();
     const settings = options.settings;
     const root = loadApi(['envoy/service/discovery/v3/ads.proto']) as unknown as {
       envoy: {
@@ -188,6 +195,25 @@ export class XdsConfigProvider implements ConfigProvider {
     this.delays.onMessage();
     const version = response.versionInfo ?? '';
     const nonce = response.nonce ?? '';
+    // Compiling and the listener run after grpc-js's stream event, one update at a time, so
+    // that updates are answered in the order they came; anything they throw refuses the update.
+    this.applying = this.applying.then(() =>
+      this.apply(call, listener, response).catch((err: unknown) => {
+        const reason = `the update could not be applied: ${describeError(err)}`;
+        this.options.logger.error('refused an xDS update (NACK)', { version, error: reason });
+        this.nack(call, nonce, reason);
+      }),
+    );
+  }
+
+  /** Compiles the resources; ACKs and hands the snapshot on, or NACKs with every problem. */
+  private async apply(
+    call: AdsCall,
+    listener: ConfigListener,
+    response: DiscoveryResponse,
+  ): Promise<void> {
+    const version = response.versionInfo ?? '';
+    const nonce = response.nonce ?? '';
     if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
       // ADS may carry other types; a response of one we did not ask for is refused.
       this.nack(
@@ -197,26 +223,12 @@ export class XdsConfigProvider implements ConfigProvider {
       );
       return;
     }
-    // Decoding, compiling and the listener run on grpc-js's stream events: anything they
-    // throw would escape into the client library, so it refuses the update instead.
-    try {
-      this.apply(call, listener, version, nonce, response.resources ?? []);
-    } catch (err: unknown) {
-      const reason = `the update could not be applied: ${describeError(err)}`;
-      this.options.logger.error('refused an xDS update (NACK)', { version, error: reason });
-      this.nack(call, nonce, reason);
-    }
-  }
-
-  /** Compiles the resources; ACKs and hands the snapshot on, or NACKs with every problem. */
-  private apply(
-    call: AdsCall,
-    listener: ConfigListener,
-    version: string,
-    nonce: string,
-    resources: readonly WireAny[],
-  ): void {
-    const outcome = compileSources(resources.map(decodeResource), this.options.compile);
+    const resources: readonly WireAny[] = response.resources ?? [];
+    const outcome: LoadOutcome = await this.compiler.compile(
+      { kind: 'resources', resources },
+      this.options.compile,
+    );
+    if (this.isStopped) return;
     if (!outcome.ok) {
       listener.onRejected(outcome.errors);
       this.nack(call, nonce, outcome.errors.map((e) => e.message).join('; '));
@@ -232,7 +244,7 @@ export class XdsConfigProvider implements ConfigProvider {
       version,
     });
     this.lastAcceptedVersion = version;
-    call.write({
+    this.write(call, {
       versionInfo: version,
       resourceNames: [],
       typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
@@ -244,8 +256,13 @@ export class XdsConfigProvider implements ConfigProvider {
     });
   }
 
+  /** Writes on the stream the update came on, unless it has ended since. */
+  private write(call: AdsCall, request: DiscoveryRequest): void {
+    if (this.call === call) call.write(request);
+  }
+
   private nack(call: AdsCall, nonce: string, message: string): void {
-    call.write({
+    this.write(call, {
       versionInfo: this.lastAcceptedVersion,
       resourceNames: [],
       typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,

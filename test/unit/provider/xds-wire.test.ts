@@ -129,7 +129,11 @@ it('understands upstream responses, ACKs, NACKs with the last good version, and 
     expect(requests[0]?.[2]).toMatchObject({
       version_info: 'v1',
       response_nonce: 'n2',
-      error_detail: { code: 3, message: "resource edge-config: invalid rate limit unit 'UNKNOWN'" },
+      error_detail: {
+        code: 3,
+        message:
+          "resource edge-config: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
+      },
     });
     expect(rejections).toHaveLength(1);
     expect(snapshots).toHaveLength(1);
