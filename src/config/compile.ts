@@ -14,6 +14,7 @@ import {
   type BackendCapabilities,
   type LimitProblem,
 } from './limits';
+import { compileQuotaRules } from './quota-buckets';
 import { CompiledSnapshot, type DescriptorNode, type KeyEntry, type Level } from './snapshot';
 import { entrySegment, segmenter, type Segmenter } from './stat-key';
 import type { ConfigSnapshot, MatchedLimit, RateLimitRule, RuleLimit } from './types';
@@ -290,10 +291,12 @@ export function compile(
     }
     compiler.load({ doc, level, parentKey: `${doc.domain}.`, depth: 0 }, doc.descriptors);
   }
+  const quota = compileQuotaRules(documents, options.backend);
+  compiler.errors.push(...quota.errors);
   if (compiler.errors.length > 0) {
     scope.discard();
     return { ok: false, errors: Object.freeze([...compiler.errors]) };
   }
   scope.keep();
-  return { ok: true, snapshot: new CompiledSnapshot(tree, options) };
+  return { ok: true, snapshot: new CompiledSnapshot(tree, options, quota.rules) };
 }

@@ -1,4 +1,5 @@
 // The compiled descriptor tree and the matching rules of SPEC.md over it.
+import { QuotaRuleSet } from '../quota/model';
 import type { RuleStatsFactory } from '../stats';
 import type {
   ConfigSnapshot,
@@ -84,6 +85,7 @@ export class CompiledSnapshot implements ConfigSnapshot {
   constructor(
     private readonly tree: ReadonlyMap<string, Level>,
     private readonly options: SnapshotOptions,
+    readonly quotaRules: QuotaRuleSet = QuotaRuleSet.EMPTY,
   ) {
     this.domains = Object.freeze([...tree.keys()].sort());
     this.segment = segmenter(options.sanitizeDots);

@@ -1,27 +1,6 @@
 // Envoy's Rate Limit Quota Service: rules, fair shares of a global budget, per-stream protocol,
 // demand shared between replicas, and the RLQS messages' protobuf form.
-export {
-  QUOTA_UNITS,
-  QUOTA_UNIT_SECONDS,
-  QuotaRuleSet,
-  isSamePolicy,
-  mergeQuotaRules,
-  type BucketPairs,
-  type DuplicateRule,
-  type QuotaKeyMatcher,
-  type QuotaPolicy,
-  type QuotaRule,
-  type QuotaUnit,
-} from './rules';
-export {
-  parseQuotaBuckets,
-  QUOTA_LIST_KEY,
-  type Locate,
-  type QuotaProblem,
-  type QuotaProblemCode,
-  type QuotaRulesResult,
-  type QuotaSourcePosition,
-} from './parse-rules';
+export * from './model';
 export { fairShares, wholeShares, type Claim } from './allocate';
 export { PUSH_THRESHOLD, strategyOf, isBeyondThreshold } from './assignment';
 export type {
