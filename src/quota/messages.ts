@@ -44,7 +44,8 @@ export type BucketAction =
   | { readonly kind: 'abandon'; readonly bucket: BucketPairs };
 
 /** The gRPC statuses a quota stream may end with. */
-export type QuotaStatus = 'OK' | 'INVALID_ARGUMENT' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE';
+export type QuotaStatus =
+  'OK' | 'INVALID_ARGUMENT' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'INTERNAL';
 
 /** A bucket id as one string: its pairs sorted by key, so the order Envoy sent does not matter. */
 export function bucketKey(bucket: BucketPairs): string {
