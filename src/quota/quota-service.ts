@@ -14,6 +14,8 @@ import { isSamePolicy, QuotaRuleSet, type QuotaRule } from './rules';
 export interface QuotaLimits {
   /** Buckets one stream may watch; further ones get no assignment and are counted. */
   readonly maxBucketsPerStream: number;
+  /** Streams one connection may hold (the transport's bound, kept with the others). */
+  readonly maxStreamsPerConnection: number;
   /** How often silent Envoys expire, assignments are refreshed and demand is exchanged. */
   readonly tickMs: number;
   /** How long other replicas' demand is trusted without a successful exchange. */
@@ -49,6 +51,11 @@ export class QuotaService implements StreamHost {
 
   nowMs(): number {
     return this.options.clock.nowMs();
+  }
+
+  /** The bounds and timings it runs with. */
+  get limits(): QuotaLimits {
+    return this.options.limits;
   }
 
   /** This replica's id, the prefix of its streams' ids. */

@@ -91,7 +91,12 @@ export function ruleSet(domain: string, items: unknown[]): QuotaRuleSet {
   return merged.set;
 }
 
-export const LIMITS: QuotaLimits = { maxBucketsPerStream: 100, tickMs: 100, shareTtlMs: 1000 };
+export const LIMITS: QuotaLimits = {
+  maxBucketsPerStream: 100,
+  maxStreamsPerConnection: 10,
+  tickMs: 100,
+  shareTtlMs: 1000,
+};
 
 export interface Harness {
   readonly clock: ManualClock;
