@@ -125,7 +125,7 @@ export class QuotaStream implements Watching {
 
   /** The client half-closed the stream: it will report nothing more, so it is over. */
   remoteEnded(): void {
-    this.end('OK', 'the client ended its reports');
+    this.end('OK', '');
   }
 
   /** The stream is gone (reset, or its connection closed): everything it held is released. */
