@@ -1,6 +1,6 @@
 // The RLQS quota service of this process: demand shared through the backend the settings name
-// (Redis) or kept to this replica (memory), rules taken from every snapshot the provider
-// delivers, ticking until the service stops.
+// (Redis) or kept to this replica, rules taken from every snapshot the provider delivers,
+// ticking until the service stops.
 import type { ConfigProvider } from './provider';
 import type { Clock } from './lib/clock';
 import type { Logger } from './lib/logger';
@@ -32,12 +32,8 @@ async function demandShare(settings: Settings, logger: Logger): Promise<QuotaDem
       ttlMs: settings.quota.shareTtlMs,
     });
   }
-  if (backend.type === 'memory' && settings.server.workers > 1) {
-    logger.warn(
-      'RLQS budgets are per worker process with BACKEND_TYPE=memory and WORKERS above 1: each worker shares a rule budget among the Envoys connected to it, so the fleet may get up to WORKERS times the budget; use BACKEND_TYPE=redis to share one budget',
-      { workers: settings.server.workers },
-    );
-  }
+  // Memory: one replica (settings refuse WORKERS above 1 with it). Memcache: budgets are
+  // refused with the configuration, blanket rules need no sharing.
   return new MemoryDemandShare();
 }
 

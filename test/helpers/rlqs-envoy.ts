@@ -210,11 +210,23 @@ export class SimEnvoy {
       } else this.denied += 1;
     }
     this.allowed += allowedNow;
-    const second = Math.floor(now / 1000);
-    this.allowedPerSecond.set(second, (this.allowedPerSecond.get(second) ?? 0) + allowedNow);
+    this.count(now - elapsedMs, now, allowedNow);
     // An abandoned bucket is watched again by the next request, as Envoy does.
     if (!this.isSubscribed && this.stream !== undefined && allowedNow + this.denied > 0)
       this.subscribe();
+  }
+
+  /**
+   * Spreads a tick's requests over the seconds it covers, in proportion: a tick the event loop
+   * ran late must not move requests from one second into the next.
+   */
+  private count(fromMs: number, toMs: number, allowed: number): void {
+    const span = Math.max(toMs - fromMs, 1e-9);
+    for (let second = Math.floor(fromMs / 1000); second * 1000 < toMs; second++) {
+      const part = Math.min(toMs, (second + 1) * 1000) - Math.max(fromMs, second * 1000);
+      const share = (allowed * part) / span;
+      this.allowedPerSecond.set(second, (this.allowedPerSecond.get(second) ?? 0) + share);
+    }
   }
 
   private report(): void {

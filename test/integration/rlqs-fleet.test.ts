@@ -117,6 +117,20 @@ test('five Envoys, two replicas, one budget', async () => {
     expect(count).toBeGreaterThanOrEqual(BUDGET * 0.9);
   }
 
+  // Each replica's /rlqs lists the rule with every Envoy, its own and the other's.
+  const view = (await (await fetch(b.debugUrl('/rlqs'))).json()) as {
+    rules: {
+      bucket: string;
+      buckets: { envoys: { isLocal: boolean; share: number; demand: number }[] }[];
+    }[];
+  };
+  expect(view.rules.map((r) => r.bucket)).toEqual(['name=api,tenant=*']);
+  const envoys = view.rules[0]?.buckets[0]?.envoys ?? [];
+  expect(envoys.filter((e) => e.isLocal)).toHaveLength(2);
+  expect(envoys).toHaveLength(5);
+  expect(envoys.reduce((sum, e) => sum + e.share, 0)).toBe(BUDGET);
+  expect(envoys.map((e) => e.demand).every((d) => d > 0)).toBe(true);
+
   // A changed rule reaches every Envoy within a second, through both replicas.
   const before = fleet.map((e) => e.received.length);
   runtime.write({ 'edge.yaml': rules(300) });
@@ -162,9 +176,9 @@ test('five Envoys, two replicas, one budget', async () => {
   // Figures for docs/rlqs.md.
   process.stderr.write(
     `rlqs fleet: fair shares ${Math.round(toConverge)} ms after start; steady seconds ` +
-      `${steady.join(', ')} of ${BUDGET}; reload pushed in ${Math.round(pushMs)} ms; ` +
+      `${steady.map(Math.round).join(', ')} of ${BUDGET}; reload pushed in ${Math.round(pushMs)} ms; ` +
       `rebalanced ${Math.round(rebalanceMs)} ms after the last reconnection, ` +
-      `${Math.round(afterKill - killedAt)} ms after the kill; one replica: ${perSecond(fleet, afterKill, removedAt).join(', ')} of 300; ` +
+      `${Math.round(afterKill - killedAt)} ms after the kill; one replica: ${perSecond(fleet, afterKill, removedAt).map(Math.round).join(', ')} of 300; ` +
       `abandoned in ${Math.round(abandonMs)} ms\n`,
   );
 }, 40_000);
