@@ -79,8 +79,7 @@ export class RateLimitGrpcServer {
       bodyTimeouts: this.bodyTimeouts,
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
-    const quota = { lastResort, maxRequestBytes: limits.request.maxRequestBytes };
-    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...quota });
+    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading });
     this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
       this.healthService.endWatchesOf(session);
       this.rlqs?.endStreamsOf(session);
