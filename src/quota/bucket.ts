@@ -9,6 +9,11 @@ import { QUOTA_UNIT_SECONDS, type BucketPairs, type QuotaRule } from './rules';
 export const MIN_MEASURED_INTERVAL_MS = 100;
 /** The default assignment TTL is twice the longest reporting interval seen, and at least this. */
 export const MIN_DEFAULT_TTL_MS = 10_000;
+/**
+ * A watcher that has sent only its watch (whose reporting interval is not known yet) is kept
+ * this long for its first periodic report, whatever the TTL: Envoy's interval may be minutes.
+ */
+export const FIRST_REPORT_GRACE_MS = 600_000;
 /** Reporting intervals longer than this are taken as this, for the default TTL. */
 const MAX_COUNTED_INTERVAL_MS = 3_600_000;
 
@@ -34,6 +39,8 @@ export interface Watcher<S extends Watching = Watching> {
   /** Requests a second it let through and denied lately; undefined until measured. */
   demandPerSecond: number | undefined;
   lastReportMs: number;
+  /** Whether a report of it has covered enough time to measure (not only its watch). */
+  hasMeasured: boolean;
   /** Its share now, in the rule's unit (whole requests for requests_per_time_unit). */
   target: number;
   sent: Sent | undefined;
@@ -78,6 +85,7 @@ export class Bucket<S extends Watching = Watching> {
         stream,
         demandPerSecond: undefined,
         lastReportMs: nowMs,
+        hasMeasured: false,
         target: 0,
         sent: undefined,
       };
@@ -85,6 +93,7 @@ export class Bucket<S extends Watching = Watching> {
     }
     watcher.lastReportMs = nowMs;
     if (usage.timeElapsedMs >= MIN_MEASURED_INTERVAL_MS) {
+      watcher.hasMeasured = true;
       watcher.demandPerSecond = ((usage.allowed + usage.denied) * 1000) / usage.timeElapsedMs;
       const interval = Math.min(usage.timeElapsedMs, MAX_COUNTED_INTERVAL_MS);
       this.longestIntervalMs = Math.max(this.longestIntervalMs, interval);
@@ -171,10 +180,16 @@ export class Bucket<S extends Watching = Watching> {
     return { kind: 'assign', bucket: this.pairs, strategy, ttlMs };
   }
 
-  /** Removes the watchers silent for longer than the TTL; returns them. */
+  /**
+   * Removes the watchers silent for longer than the TTL (or, before their first periodic
+   * report, than FIRST_REPORT_GRACE_MS); returns them.
+   */
   expire(nowMs: number): Watcher<S>[] {
     const ttlMs = this.ttlMs();
-    const silent = [...this.watchers.values()].filter((w) => nowMs - w.lastReportMs > ttlMs);
+    const silent = [...this.watchers.values()].filter(
+      (w) =>
+        nowMs - w.lastReportMs > (w.hasMeasured ? ttlMs : Math.max(ttlMs, FIRST_REPORT_GRACE_MS)),
+    );
     for (const w of silent) this.watchers.delete(w.stream);
     return silent;
   }

@@ -112,6 +112,8 @@ test('a silent Envoy is abandoned when its TTL passes, and its share goes to the
   const b = open(h);
   a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
   b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  // b reports once (its interval is known), then goes silent.
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 3000, allowed: 30 }]));
   for (let t = 0; t < 4; t++) {
     h.clock.advance(3000);
     a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 3000, allowed: 300 }]));
@@ -123,6 +125,30 @@ test('a silent Envoy is abandoned when its TTL passes, and its share goes to the
   expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.name_api.tenant_*.abandoned')).toBe(
     1,
   );
+});
+
+test('an Envoy reporting every minute keeps its assignment until its first periodic report', async () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  for (let t = 0; t < 12; t++) {
+    h.clock.advance(5000);
+    await h.service.tick();
+  }
+  // Refreshed every half TTL (5 s of the 10 s default), never abandoned while it waited.
+  expect(a.sink.actions.every((action) => action.kind === 'assign')).toBe(true);
+  expect(a.sink.responses.length).toBeGreaterThanOrEqual(12);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 60_000, allowed: 600 }]));
+  h.clock.advance(5000);
+  await h.service.tick();
+  // The interval seen makes the TTL 2 minutes.
+  expect(a.sink.last(API)).toMatchObject({ kind: 'assign', ttlMs: 120_000 });
+  // Silent for longer than that once its interval is known: abandoned.
+  for (let t = 0; t < 25; t++) {
+    h.clock.advance(5000);
+    await h.service.tick();
+  }
+  expect(a.sink.last(API)).toMatchObject({ kind: 'abandon' });
 });
 
 test('assignments past half their TTL are sent again to Envoys still reporting', async () => {
