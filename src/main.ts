@@ -51,8 +51,10 @@ import {
   type StatsSink,
   type StatsStore,
 } from './stats';
+import { openServiceQuota, followingQuota } from './service-quota';
 import { openServiceStore } from './service-store';
 import { stopOnSignals } from './stop-on-signals';
+import type { QuotaService } from './quota';
 import type { CounterStore } from './store';
 import { startTracing, type Tracing } from './tracing';
 
@@ -91,6 +93,7 @@ interface Parts {
   readonly statistics: Statistics;
   tracing?: Tracing | undefined;
   store?: CounterStore;
+  quota?: QuotaService;
   provider?: ConfigProvider;
   listeners?: Listeners;
 }
@@ -122,7 +125,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.store = store;
     health.followBackend(store);
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
-    const provider = options.provider ?? createProvider(settings, store, { stats, logger });
+    const quota = await openServiceQuota(settings, { clock, logger, stats });
+    parts.quota = quota;
+    const provider = followingQuota(
+      options.provider ?? createProvider(settings, store, { stats, logger }),
+      quota,
+    );
     parts.provider = provider;
     const following = { engine, health, configStatus, stats, logger };
     await followConfig(provider, settings.config, following);
@@ -137,6 +145,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       tracer: tracing?.requests,
       isDebugServed,
       metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
+      quota,
     });
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };
@@ -321,6 +330,7 @@ function shutdownSequence(parts: Parts): () => Promise<void> {
     stopping ??= (async () => {
       parts.health.set('sigterm', false);
       await parts.listeners?.close(DRAIN_TIMEOUT_MS);
+      await parts.quota?.close();
       await parts.provider?.stop();
       await parts.store?.close();
       await parts.tracing?.shutdown();

@@ -2,6 +2,7 @@
 import type { SourcePosition } from './errors';
 
 import type { JsonObject } from '../lib/struct';
+import type { QuotaRule } from '../quota/model';
 
 // JSON values live in lib, beside their Struct conversion; config keeps exporting them.
 export type { JsonObject, JsonValue } from '../lib/struct';
@@ -43,6 +44,8 @@ export interface ConfigDocument {
   readonly descriptors: readonly DescriptorDoc[];
   /** Things accepted but probably wrong, such as a known key in a place where it means nothing. */
   readonly warnings: readonly string[];
+  /** The RLQS rules of `quota_buckets` (docs/rlqs.md); absent: none. */
+  readonly quotaBuckets?: readonly QuotaRule[];
 }
 
 /**

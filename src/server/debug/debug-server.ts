@@ -12,6 +12,7 @@ import { countersEndpoint } from './counters-endpoint';
 import { sendText, type DebugSources, type Endpoint } from './endpoint';
 import { operatorEndpoints } from './operator-endpoints';
 import { profilingEndpoints } from './profiling-endpoints';
+import { quotaEndpoint } from './quota-endpoint';
 import { stateEndpoints } from './state-endpoints';
 
 export type { DebugSources } from './endpoint';
@@ -44,6 +45,7 @@ export function createDebugServer(sources: DebugSources, options: DebugServerOpt
       ...operatorEndpoints(sources),
       countersEndpoint(sources),
       ...profilingEndpoints(options.isProfilingEnabled),
+      ...(sources.quota === undefined ? [] : [quotaEndpoint(sources.quota)]),
     ].map((e) => [e.path, e]),
   );
   const indexText = index(endpoints);

@@ -30,6 +30,7 @@ import {
   type Decider,
 } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
+import { RlqsMethod, STREAM_RATE_LIMIT_QUOTAS, type QuotaStreams } from './rlqs-method';
 import { Sessions } from './sessions';
 import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
@@ -47,6 +48,8 @@ export interface GrpcServerOptions {
   readonly lastResort: LastResort;
   /** Server spans per call; undefined while tracing is off. */
   readonly tracer: RequestTracer | undefined;
+  /** The RLQS streams' service and bound; undefined: StreamRateLimitQuotas is not served. */
+  readonly quota?: { readonly streams: QuotaStreams; readonly maxStreamsPerConnection: number };
 }
 
 /** The listen address as logs and errors name it. */
@@ -71,6 +74,7 @@ export class RateLimitGrpcServer {
   private readonly sessions: Sessions;
   private readonly bodyTimeouts: TimeoutQueue<BodyWait>;
   private readonly deadlines = new Deadlines(deadlinePassed);
+  private readonly rlqs: RlqsMethod | undefined;
 
   constructor(private readonly options: GrpcServerOptions) {
     const { engine, health, stats, logger, limits, lastResort, tracer } = options;
@@ -84,8 +88,10 @@ export class RateLimitGrpcServer {
       bodyTimeouts: this.bodyTimeouts,
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
+    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading });
     this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
       this.healthService.endWatchesOf(session);
+      this.rlqs?.endStreamsOf(session);
     });
     const methods = new Map<string, MethodHandler>([
       [
@@ -101,6 +107,7 @@ export class RateLimitGrpcServer {
       ],
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
+      ...(this.rlqs ? [[STREAM_RATE_LIMIT_QUOTAS, this.rlqs.handler] as const] : []),
     ]);
     const handlers = this.handlers(routeCalls(methods, lastResort));
     const h2Options: H2SessionOptions = {
@@ -198,7 +205,10 @@ export class RateLimitGrpcServer {
   async shutdown(graceMs: number): Promise<void> {
     this.healthService.close();
     this.secure?.close();
-    await this.sessions.drain(this.server, graceMs);
+    const drained = this.sessions.drain(this.server, graceMs);
+    // The GOAWAYs are out: RLQS streams end now, so their Envoys reconnect elsewhere.
+    this.rlqs?.close();
+    await drained;
     this.bodyTimeouts.clear();
     this.deadlines.clear();
   }
