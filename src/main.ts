@@ -1,12 +1,6 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import {
-  refusalMessage,
-  type CompileOptions,
-  type ConfigError,
-  type ConfigOrigin,
-  type ConfigSnapshot,
-} from './config';
+import { refusalMessage, type ConfigError, type ConfigOrigin, type ConfigSnapshot } from './config';
 import {
   announceReady,
   serveMetrics,
@@ -19,13 +13,7 @@ import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } fr
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
-import {
-  FileConfigProvider,
-  serviceCompiler,
-  XdsConfigProvider,
-  type ConfigCompiler,
-  type ConfigProvider,
-} from './provider';
+import type { ConfigProvider } from './provider';
 import {
   ConfigStatus,
   createListeners,
@@ -52,6 +40,7 @@ import {
   type StatsStore,
 } from './stats';
 import { openServiceQuota, followingQuota } from './service-quota';
+import { createProvider } from './service-provider';
 import { openServiceStore } from './service-store';
 import { stopOnSignals } from './stop-on-signals';
 import type { QuotaService } from './quota';
@@ -191,65 +180,6 @@ function createEngine(
     logger,
     localCache,
     ...recent,
-  });
-}
-
-type SourceOf = {
-  readonly [K in ConfigSettings['source']['type']]: Extract<ConfigSettings['source'], { type: K }>;
-};
-interface ProviderDeps {
-  readonly compile: CompileOptions;
-  readonly compiler: ConfigCompiler;
-  readonly stats: StatsStore;
-  readonly logger: Logger;
-}
-
-/** One line per configuration source (CONFIG_TYPE). */
-const PROVIDERS: {
-  readonly [K in keyof SourceOf]: (source: SourceOf[K], deps: ProviderDeps) => ConfigProvider;
-} = {
-  FILE: (source, { compile, compiler, stats, logger }) =>
-    new FileConfigProvider({
-      settings: source,
-      compile,
-      compiler,
-      logger,
-      loaderStats: {
-        loadAttempts: stats.counter(STAT.runtimeLoadAttempts),
-        loadFailures: stats.counter(STAT.runtimeLoadFailures),
-        numValues: stats.gauge(STAT.runtimeNumValues),
-      },
-    }),
-  GRPC_XDS_SOTW: (source, { compile, compiler, logger }) =>
-    new XdsConfigProvider({ settings: source, compile, compiler, logger }),
-};
-
-function providerFor<K extends keyof SourceOf>(
-  source: SourceOf[K] & { readonly type: K },
-  deps: ProviderDeps,
-): ConfigProvider {
-  const create: (typeof PROVIDERS)[K] = PROVIDERS[source.type];
-  return create(source, deps);
-}
-
-/** The configuration source; what it loads is compiled for the store in use. */
-function createProvider(
-  settings: Settings,
-  store: CounterStore,
-  { stats, logger }: { stats: StatsStore; logger: Logger },
-): ConfigProvider {
-  const compile = {
-    stats,
-    mergeDomainConfig: settings.config.mergeDomainConfig,
-    sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
-    // Rules the backend cannot count are refused with the file, not failed at request time.
-    backend: { name: settings.backend.type, unsupported: store.unsupported },
-  };
-  return providerFor(settings.config.source, {
-    compile,
-    compiler: serviceCompiler(),
-    stats,
-    logger,
   });
 }
 
