@@ -88,7 +88,7 @@ export class RateLimitGrpcServer {
       bodyTimeouts: this.bodyTimeouts,
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
-    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading });
+    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading, tracer });
     this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
       this.healthService.endWatchesOf(session);
       this.rlqs?.endStreamsOf(session);

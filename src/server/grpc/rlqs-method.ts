@@ -2,6 +2,7 @@
 // bidirectional stream per Envoy, its reports handed to the quota service, its assignments
 // written back whenever the service has them, within bounds per connection and per stream.
 import type { H2Connection, H2Stream, OutgoingHeaders } from '../h2';
+import type { RequestTracer } from '../../tracing';
 import type { LastResort } from '../last-resort';
 import {
   decodeReports,
@@ -17,6 +18,7 @@ import { MessageStream } from './message-stream';
 import { ACCEPT_ENCODING, CallError, encodeStatusMessage, GrpcStatus } from './protocol';
 import { sendStatus } from './replies';
 import type { MethodHandler } from './router';
+import { startTracedStream, type TracedStream } from './traced-call';
 
 export { STREAM_RATE_LIMIT_QUOTAS };
 
@@ -32,6 +34,8 @@ export interface RlqsMethodOptions {
   readonly maxRequestBytes: number;
   /** RLQS_MAX_STREAMS_PER_CONNECTION. */
   readonly maxStreamsPerConnection: number;
+  /** A span per stream while TRACING_ENABLED is true. */
+  readonly tracer?: RequestTracer | undefined;
 }
 
 const STATUS: Readonly<Record<QuotaStatus, GrpcStatus>> = {
@@ -117,8 +121,8 @@ export class RlqsMethod {
 
   constructor(private readonly options: RlqsMethodOptions) {}
 
-  readonly handler: MethodHandler = (stream, _headers, encoding) => {
-    const { maxStreamsPerConnection } = this.options;
+  readonly handler: MethodHandler = (stream, headers, encoding) => {
+    const { maxStreamsPerConnection, tracer } = this.options;
     const count = this.perConnection.get(stream.session) ?? 0;
     if (count >= maxStreamsPerConnection) {
       sendStatus(
@@ -128,12 +132,13 @@ export class RlqsMethod {
       );
       return;
     }
+    const traced = tracer && startTracedStream(tracer, stream, headers);
     this.perConnection.set(stream.session, count + 1);
     const quotaStream = this.options.streams.openStream(new StreamSink(stream), peerOf(stream));
     this.open.set(stream, quotaStream);
     const messages = new MessageStream(encoding, this.options.maxRequestBytes);
     stream.on('data', (chunk: Buffer) => {
-      this.received(quotaStream, messages, chunk);
+      this.received(quotaStream, messages, chunk, traced);
     });
     stream.on('end', () => {
       if (messages.isCut) quotaStream.end('INVALID_ARGUMENT', 'the last message is cut short');
@@ -158,11 +163,18 @@ export class RlqsMethod {
       quotaStream.end('UNAVAILABLE', 'the server is shutting down');
   }
 
-  private received(quotaStream: QuotaStream, messages: MessageStream, chunk: Buffer): void {
+  private received(
+    quotaStream: QuotaStream,
+    messages: MessageStream,
+    chunk: Buffer,
+    traced: TracedStream | undefined,
+  ): void {
     try {
       for (const message of messages.push(chunk)) {
         if (quotaStream.isEnded) return;
-        quotaStream.receive(decodeReports(message.buf.subarray(message.start, message.end)));
+        const reports = decodeReports(message.buf.subarray(message.start, message.end));
+        traced?.report(reports.domain, reports.bucketQuotaUsages?.length ?? 0);
+        quotaStream.receive(reports);
       }
     } catch (err: unknown) {
       if (err instanceof CallError) this.fail(quotaStream, err.code, err.message);
