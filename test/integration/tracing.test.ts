@@ -3,11 +3,11 @@
 // taken from traceparent, span status on errors, and sampling.
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
-import { loadApi } from '../../src/lib/proto';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
 import { RedisServer } from '../helpers/redis-server';
+import { QuotaStreamClient, usage } from '../helpers/rlqs-stream';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 
@@ -73,45 +73,13 @@ async function spansOf(
   return { server, clients: spans.filter((s) => s.kind === CLIENT) };
 }
 
-type QuotaStream = grpc.ClientDuplexStream<unknown, unknown>;
-type QuotaStub = grpc.Client & { StreamRateLimitQuotas(metadata: grpc.Metadata): QuotaStream };
-
-/** An RLQS stream with a traceparent that reports twice, reads two answers, and half-closes. */
+/** An RLQS stream with a traceparent that reports twice, reads the first answer, and ends. */
 async function quotaStreamWithTrace(port: number, traceparent: string): Promise<void> {
-  const api = loadApi(['envoy/service/rate_limit_quota/v3/rlqs.proto']) as unknown as {
-    envoy: {
-      service: {
-        rate_limit_quota: {
-          v3: {
-            RateLimitQuotaService: new (a: string, c: grpc.ChannelCredentials) => QuotaStub;
-          };
-        };
-      };
-    };
-  };
-  const Stub = api.envoy.service.rate_limit_quota.v3.RateLimitQuotaService;
-  const stub = new Stub(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  try {
-    const stream = stub.StreamRateLimitQuotas(metadataOf(traceparent));
-    const answers: unknown[] = [];
-    stream.on('data', (m: unknown) => answers.push(m));
-    const ended = new Promise<void>((resolve, reject) => {
-      stream.on('end', resolve);
-      stream.on('error', reject);
-    });
-    const usage = (name: string) => ({
-      bucketId: { bucket: { name } },
-      timeElapsed: { seconds: 1 },
-      numRequestsAllowed: 1,
-    });
-    stream.write({ domain: 'traced', bucketQuotaUsages: [usage('api')] });
-    await eventually(() => answers.length >= 1, { what: 'the first assignment' });
-    stream.write({ bucketQuotaUsages: [usage('api'), usage('other')] });
-    stream.end();
-    await ended;
-  } finally {
-    stub.close();
-  }
+  const stream = QuotaStreamClient.open(port, metadataOf(traceparent));
+  stream.report('traced', [usage({ name: 'api' })]);
+  await stream.waitForAnswers(1);
+  stream.report(undefined, [usage({ name: 'api' }), usage({ name: 'other' })]);
+  await stream.end();
 }
 
 let receiver: OtlpReceiver;

@@ -27,7 +27,7 @@ export interface DebugServerOptions {
 
 /** The status page and the files it loads from ASSET_PREFIX. */
 const PAGE = 'status.html';
-const PAGE_FILES = [PAGE, 'common.css', 'common.js', 'status.js'];
+const PAGE_FILES = [PAGE, 'common.css', 'common.js', 'status.js', 'status-quota.js'];
 
 /** The index: the service and its version, then one `path: help` line per endpoint, sorted. */
 function index(endpoints: ReadonlyMap<string, Endpoint>): string {
