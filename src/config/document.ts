@@ -54,3 +54,27 @@ export interface ConfigDocument {
  * deeper rules could match nothing; refusing them keeps every walk of the tree shallow.
  */
 export const MAX_DESCRIPTOR_DEPTH = 64;
+
+/** Every key of a descriptor file: the reference's, then this service's opt-in ones. */
+export const DESCRIPTOR_FILE_KEYS: readonly string[] = Object.freeze([
+  'domain',
+  'key',
+  'value',
+  'descriptors',
+  'rate_limit',
+  'unit',
+  'requests_per_unit',
+  'unlimited',
+  'shadow_mode',
+  'quota_mode',
+  'name',
+  'replaces',
+  'detailed_metric',
+  'value_to_metric',
+  'share_threshold',
+  'metadata',
+  // Beyond the reference (opt-in; its files never contain them).
+  'rate_limits',
+  'algorithm',
+  'burst',
+]);

@@ -1,34 +1,19 @@
 // The configuration file format: which keys mean what, where; refusals exactly where the reference's.
 import { isMap, LineCounter, parseDocument } from 'yaml';
-import type { ConfigDocument, DescriptorDoc, JsonObject, RateLimitPolicyDoc } from './document';
+import {
+  DESCRIPTOR_FILE_KEYS,
+  type ConfigDocument,
+  type DescriptorDoc,
+  type JsonObject,
+  type RateLimitPolicyDoc,
+} from './document';
 import { ConfigError } from './errors';
 import { readFastConfig } from './fast-config';
 import { readQuotaBuckets } from './quota-buckets';
 import { ExpansionExceeded, YamlReader, type Entry, type YamlNode } from './yaml-reader';
 
-const VALID_KEYS: ReadonlySet<string> = new Set([
-  'domain',
-  'key',
-  'value',
-  'descriptors',
-  'rate_limit',
-  'unit',
-  'requests_per_unit',
-  'unlimited',
-  'shadow_mode',
-  'quota_mode',
-  'name',
-  'replaces',
-  'detailed_metric',
-  'value_to_metric',
-  'share_threshold',
-  'metadata',
-  // Beyond the reference (opt-in; its files never contain them).
-  'rate_limits',
-  'algorithm',
-  'burst',
-  'quota_buckets',
-]);
+/** The descriptor format's keys, and the RLQS rules' list, whose keys quota-buckets.ts reads. */
+const VALID_KEYS: ReadonlySet<string> = new Set([...DESCRIPTOR_FILE_KEYS, 'quota_buckets']);
 
 /** Reads one field into a draft; returns the refusal when its value is wrong. */
 type FieldReader<D> = (reader: YamlReader, field: Entry, draft: D) => ConfigError | undefined;
