@@ -10,6 +10,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from '../../lib/logger';
+import { ignore } from '../../lib/ignore';
 import {
   acceptH2,
   type H2Handlers,
@@ -61,10 +62,6 @@ export function grpcAddress(settings: GrpcListenerSettings): string {
 
 /** SETTINGS_MAX_HEADER_LIST_SIZE: requests with more header bytes are answered 431. */
 const MAX_HEADER_LIST_BYTES = 64 * 1024;
-
-function ignore(): void {
-  // A handshake that fails is the client's problem, reported to it by the handshake.
-}
 
 export class RateLimitGrpcServer {
   private readonly server: net.Server;
@@ -123,6 +120,7 @@ export class RateLimitGrpcServer {
     }
     // A TLS handshake that fails (plaintext client, no or wrong client certificate) is the
     // client's problem, reported to it by the handshake; nothing here to log per attempt.
+    // A handshake that fails is the client's problem, reported to it by the handshake.
     this.server.on('tlsClientError', ignore);
   }
 

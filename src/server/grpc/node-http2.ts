@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import http2 from 'node:http2';
 import type net from 'node:net';
 import type tls from 'node:tls';
+import { ignore } from '../../lib/ignore';
 import {
   H2Stream,
   type H2Connection,
@@ -61,10 +62,6 @@ function endIfRequestOpen(node: http2.ServerHttp2Stream): void {
   node.close(NGHTTP2_NO_ERROR);
 }
 
-function ignore(): void {
-  // Node reports a peer gone or misbehaving as an error; 'close' follows and ends everything.
-}
-
 /** A node stream as the H2Stream the gRPC layer serves. */
 class NodeStream extends H2Stream {
   /** The body ends with trailers (the layer's 'wantTrailers' listener sends them). */
@@ -84,6 +81,7 @@ class NodeStream extends H2Stream {
       if (this.isTrailersWanted) this.wantTrailers();
       else node.sendTrailers(NO_TRAILERS);
     });
+    // Node reports a peer gone or misbehaving as an error; 'close' follows and ends everything.
     node.on('error', ignore);
     node.once('close', () => {
       this.markClosed();
