@@ -1,12 +1,11 @@
-// The gRPC front end: envoy.service.ratelimit.v3.RateLimitService and grpc.health.v1.Health,
-// served over HTTP/2 frames directly (../h2). grpc-js's server costs more CPU per call than the
-// whole decision on the memory backend, and node:http2's streams cost four times what reading
-// and writing the frames does (docs/performance.md has both profiles); the service needs only
-// unary calls and one server stream, so this folder speaks the gRPC protocol itself:
-// router.ts checks and dispatches calls, rls-method.ts and health-service.ts serve them,
-// sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing; tls/
-// serves it over TLS when GRPC_SERVER_USE_TLS is set; node-http2.ts serves the same layer on
-// node:http2 when GRPC_HTTP2 is node.
+// The gRPC front end: envoy.service.ratelimit.v3.RateLimitService, the Rate Limit Quota
+// Service and grpc.health.v1.Health, served over HTTP/2 frames directly (../h2). The service
+// needs unary calls and a few streams, not a general gRPC server, and both grpc-js and
+// node:http2 cost more per call than the decision itself (docs/decisions/own-http2-and-protobuf.md).
+// router.ts checks and dispatches calls; rls-method.ts, rlqs-method.ts and health-service.ts
+// serve them; sessions.ts ages and drains connections; replies.ts and unary.ts carry the
+// framing; tls/ serves it over TLS when GRPC_SERVER_USE_TLS is set; node-http2.ts serves the
+// same layer on node:http2 when GRPC_HTTP2 is node.
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from '../../lib/logger';
