@@ -23,16 +23,20 @@ export function usage(bucket: Readonly<Record<string, string>>, allowed = 1): un
 /** An open stream: what it received, and the means to report and to end it. */
 export class QuotaStreamClient {
   readonly answers: unknown[] = [];
-  private readonly ended: Promise<void>;
+  /** Resolves when the server ends the stream: with undefined, or the error it ended with. */
+  private readonly ended: Promise<Error | undefined>;
 
   private constructor(
     private readonly stub: QuotaStub,
     private readonly stream: Duplex,
   ) {
     stream.on('data', (m: unknown) => this.answers.push(m));
-    this.ended = new Promise<void>((resolve, reject) => {
-      stream.on('end', resolve);
-      stream.on('error', reject);
+    // An error is kept, not thrown: close() cancels, which grpc-js reports as one.
+    this.ended = new Promise<Error | undefined>((resolve) => {
+      stream.on('end', () => {
+        resolve(undefined);
+      });
+      stream.on('error', resolve);
     });
   }
 
@@ -55,11 +59,9 @@ export class QuotaStreamClient {
   /** Half-closes and waits for the server to end the stream. */
   async end(): Promise<void> {
     this.stream.end();
-    try {
-      await this.ended;
-    } finally {
-      this.stub.close();
-    }
+    const error = await this.ended;
+    this.stub.close();
+    if (error !== undefined) throw error;
   }
 
   /** Drops the stream and the channel (in cleanups). */

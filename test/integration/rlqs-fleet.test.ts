@@ -71,7 +71,6 @@ test('five Envoys, two replicas, one budget', async () => {
     REDIS_URL: `127.0.0.1:${redis.port}`,
     RLQS_TICK: '100ms',
     RLQS_SHARE_TTL: '500ms',
-    LOG_LEVEL: 'warn',
   };
   const replicas = await Promise.all([
     ServiceProcess.start({ env, waitFor: 'listening' }),

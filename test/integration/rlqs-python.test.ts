@@ -20,7 +20,8 @@ const PROTOS = [
 ];
 
 // Two streams of one channel: A reports and is answered; B's report halves A's share, which
-// is pushed to A without A reporting again. Both then half-close and end with OK.
+// is pushed to A without A reporting again. A then half-closes and ends with OK, and its share
+// is pushed to B at once; B half-closes and ends with OK.
 const CLIENT = `
 import sys, json, queue, grpc
 from google.protobuf.json_format import MessageToDict
@@ -53,11 +54,15 @@ with grpc.insecure_channel(sys.argv[2]) as channel:
     qb.put(report(1000))
     other = next(b)
     push = next(a)
+    # One after the other: A's end frees its share, which B is pushed at once.
     qa.put(None)
+    after_a = [show(m) for m in a]
+    freed = next(b)
     qb.put(None)
-    left = list(a) + list(b)
+    after_b = [show(m) for m in b]
     print(json.dumps({
-        'first': show(first), 'other': show(other), 'push': show(push), 'left': len(left),
+        'first': show(first), 'other': show(other), 'push': show(push),
+        'freed': show(freed), 'left': [after_a, after_b],
         'codes': [a.code().name, b.code().name],
     }))
 `;
@@ -121,7 +126,8 @@ test("Debian's python3-grpcio streams reports and decodes an assignment and a pu
     first: assignment(100),
     other: assignment(50),
     push: assignment(50),
-    left: 0,
+    freed: assignment(100),
+    left: [[], []],
     codes: ['OK', 'OK'],
   });
 });
