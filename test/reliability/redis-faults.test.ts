@@ -96,8 +96,7 @@ async function hold(ms: number): Promise<void> {
  * answer of the healthy warm-up, which is what the machine's load alone adds, and (b) half of
  * what is left of a fault after the timeout. A call that waited for the fault to end instead
  * of timing out takes up to the fault's length, so a bound halfway between the two still
- * catches it, while a loaded 2-core machine's stalls
- * do not decide the test.
+ * catches it, while a loaded 2-core machine's stalls do not decide the test.
  */
 function latencyBound(results: readonly CallResult[], faultsBeganMs: number): number {
   const healthy = results.filter((r) => r.startedMs + r.answer.ms < faultsBeganMs);
