@@ -60,6 +60,7 @@ module.exports = {
       'cluster',
     ]),
     layer('cluster', ['config', 'provider', 'store', 'engine', 'cli', 'tracing']),
+    layer('quota', ['config', 'provider', 'engine', 'server', 'cli', 'cluster', 'tracing']),
     {
       name: 'sim-imports-only-lib',
       severity: 'error',

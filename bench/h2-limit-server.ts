@@ -2,6 +2,7 @@
 // frame, with no decoding and no framework. No gRPC server on Node's http2 can do less per call.
 import http2 from 'node:http2';
 import { loadPackageDefinition } from '../src/lib/proto';
+import { ignore } from '../src/lib/ignore';
 import { RESPONSE } from './noop-server';
 
 const rls = loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
@@ -23,10 +24,6 @@ const HEADERS = Object.freeze({ ':status': 200, 'content-type': 'application/grp
 const TRAILERS = Object.freeze({ 'grpc-status': '0' });
 const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true, sendDate: false });
 
-function ignore(): void {
-  // The body is not decoded: the limit only reads it to its end.
-}
-
 function sendTrailers(this: http2.ServerHttp2Stream): void {
   this.sendTrailers(TRAILERS);
 }
@@ -37,6 +34,7 @@ export function createLimitServer(): http2.Http2Server {
   const server = http2.createServer();
   server.on('stream', (stream) => {
     stream.on('error', ignore);
+    // The body is not decoded: the limit only reads it to its end.
     stream.on('data', ignore);
     stream.once('end', () => {
       stream.respond(HEADERS, WAIT_FOR_TRAILERS);

@@ -1,12 +1,6 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import {
-  refusalMessage,
-  type CompileOptions,
-  type ConfigError,
-  type ConfigOrigin,
-  type ConfigSnapshot,
-} from './config';
+import { refusalMessage, type ConfigError, type ConfigOrigin, type ConfigSnapshot } from './config';
 import {
   announceReady,
   serveMetrics,
@@ -19,13 +13,7 @@ import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } fr
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
 import { createLogger, type Logger } from './lib/logger';
-import {
-  FileConfigProvider,
-  serviceCompiler,
-  XdsConfigProvider,
-  type ConfigCompiler,
-  type ConfigProvider,
-} from './provider';
+import type { ConfigProvider } from './provider';
 import {
   ConfigStatus,
   createListeners,
@@ -51,8 +39,11 @@ import {
   type StatsSink,
   type StatsStore,
 } from './stats';
+import { openServiceQuota, followingQuota } from './service-quota';
+import { createProvider } from './service-provider';
 import { openServiceStore } from './service-store';
 import { stopOnSignals } from './stop-on-signals';
+import type { QuotaService } from './quota';
 import type { CounterStore } from './store';
 import { startTracing, type Tracing } from './tracing';
 
@@ -91,6 +82,7 @@ interface Parts {
   readonly statistics: Statistics;
   tracing?: Tracing | undefined;
   store?: CounterStore;
+  quota?: QuotaService;
   provider?: ConfigProvider;
   listeners?: Listeners;
 }
@@ -122,7 +114,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.store = store;
     health.followBackend(store);
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
-    const provider = options.provider ?? createProvider(settings, store, { stats, logger });
+    const quota = await openServiceQuota(settings, { clock, logger, stats });
+    parts.quota = quota;
+    const provider = followingQuota(
+      options.provider ?? createProvider(settings, store, { stats, logger }),
+      quota,
+    );
     parts.provider = provider;
     const following = { engine, health, configStatus, stats, logger };
     await followConfig(provider, settings.config, following);
@@ -137,6 +134,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       tracer: tracing?.requests,
       isDebugServed,
       metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
+      quota,
     });
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };
@@ -182,65 +180,6 @@ function createEngine(
     logger,
     localCache,
     ...recent,
-  });
-}
-
-type SourceOf = {
-  readonly [K in ConfigSettings['source']['type']]: Extract<ConfigSettings['source'], { type: K }>;
-};
-interface ProviderDeps {
-  readonly compile: CompileOptions;
-  readonly compiler: ConfigCompiler;
-  readonly stats: StatsStore;
-  readonly logger: Logger;
-}
-
-/** One line per configuration source (CONFIG_TYPE). */
-const PROVIDERS: {
-  readonly [K in keyof SourceOf]: (source: SourceOf[K], deps: ProviderDeps) => ConfigProvider;
-} = {
-  FILE: (source, { compile, compiler, stats, logger }) =>
-    new FileConfigProvider({
-      settings: source,
-      compile,
-      compiler,
-      logger,
-      loaderStats: {
-        loadAttempts: stats.counter(STAT.runtimeLoadAttempts),
-        loadFailures: stats.counter(STAT.runtimeLoadFailures),
-        numValues: stats.gauge(STAT.runtimeNumValues),
-      },
-    }),
-  GRPC_XDS_SOTW: (source, { compile, compiler, logger }) =>
-    new XdsConfigProvider({ settings: source, compile, compiler, logger }),
-};
-
-function providerFor<K extends keyof SourceOf>(
-  source: SourceOf[K] & { readonly type: K },
-  deps: ProviderDeps,
-): ConfigProvider {
-  const create: (typeof PROVIDERS)[K] = PROVIDERS[source.type];
-  return create(source, deps);
-}
-
-/** The configuration source; what it loads is compiled for the store in use. */
-function createProvider(
-  settings: Settings,
-  store: CounterStore,
-  { stats, logger }: { stats: StatsStore; logger: Logger },
-): ConfigProvider {
-  const compile = {
-    stats,
-    mergeDomainConfig: settings.config.mergeDomainConfig,
-    sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
-    // Rules the backend cannot count are refused with the file, not failed at request time.
-    backend: { name: settings.backend.type, unsupported: store.unsupported },
-  };
-  return providerFor(settings.config.source, {
-    compile,
-    compiler: serviceCompiler(),
-    stats,
-    logger,
   });
 }
 
@@ -321,6 +260,7 @@ function shutdownSequence(parts: Parts): () => Promise<void> {
     stopping ??= (async () => {
       parts.health.set('sigterm', false);
       await parts.listeners?.close(DRAIN_TIMEOUT_MS);
+      await parts.quota?.close();
       await parts.provider?.stop();
       await parts.store?.close();
       await parts.tracing?.shutdown();

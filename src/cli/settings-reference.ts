@@ -23,6 +23,7 @@ export const GROUP_TITLES: Readonly<Record<GroupKey, string>> = Object.freeze({
   memcache: 'memcached (BACKEND_TYPE=memcache)',
   tracing: 'Tracing',
   limits: 'Request and connection limits',
+  quota: 'Rate Limit Quota Service (RLQS) streams',
 });
 
 export interface SettingRow {

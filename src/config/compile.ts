@@ -2,6 +2,7 @@
 import { MAX_DESCRIPTOR_DEPTH, type ConfigDocument, type DescriptorDoc } from './document';
 import { ConfigError, type SourcePosition } from './errors';
 import type { CheckOptions, CompileOptions } from './options';
+import { checkQuotaRules } from './quota-buckets';
 import { checkRule, isProblem } from './rule-check';
 import { SnapshotBuilder } from './snapshot-builder';
 import { entrySegment, segmenter, type Segmenter } from './stat-key';
@@ -180,8 +181,10 @@ export function check(documents: readonly ConfigDocument[], options: CheckOption
     const top = { doc, level, parentKey: `${doc.domain}.`, depth: 0, pathPrefix: '' };
     checker.load(top, doc.descriptors);
   }
+  const quota = checkQuotaRules(documents, options.backend);
+  checker.errors.push(...quota.errors);
   if (checker.errors.length > 0) return { ok: false, errors: Object.freeze([...checker.errors]) };
-  return { ok: true, tables: checker.writer.finish() };
+  return { ok: true, tables: checker.writer.finish(quota.rules) };
 }
 
 /** Builds the snapshot of checked tables in one go, declaring its rules' statistics. */

@@ -2,6 +2,7 @@
 import type { SourcePosition } from './errors';
 
 import type { JsonObject } from '../lib/struct';
+import type { QuotaRule } from '../quota/model';
 
 // JSON values live in lib, beside their Struct conversion; config keeps exporting them.
 export type { JsonObject, JsonValue } from '../lib/struct';
@@ -43,6 +44,8 @@ export interface ConfigDocument {
   readonly descriptors: readonly DescriptorDoc[];
   /** Things accepted but probably wrong, such as a known key in a place where it means nothing. */
   readonly warnings: readonly string[];
+  /** The RLQS rules of `quota_buckets` (docs/rlqs.md); absent: none. */
+  readonly quotaBuckets?: readonly QuotaRule[];
 }
 
 /**
@@ -51,3 +54,27 @@ export interface ConfigDocument {
  * deeper rules could match nothing; refusing them keeps every walk of the tree shallow.
  */
 export const MAX_DESCRIPTOR_DEPTH = 64;
+
+/** Every key of a descriptor file: the reference's, then this service's opt-in ones. */
+export const DESCRIPTOR_FILE_KEYS: readonly string[] = Object.freeze([
+  'domain',
+  'key',
+  'value',
+  'descriptors',
+  'rate_limit',
+  'unit',
+  'requests_per_unit',
+  'unlimited',
+  'shadow_mode',
+  'quota_mode',
+  'name',
+  'replaces',
+  'detailed_metric',
+  'value_to_metric',
+  'share_threshold',
+  'metadata',
+  // Beyond the reference (opt-in; its files never contain them).
+  'rate_limits',
+  'algorithm',
+  'burst',
+]);

@@ -5,7 +5,7 @@
 // scalars, escapes, multi-line scalars, tabs...) and anything wrong makes it give up, and the
 // full YAML parser reads the file instead: it alone reports refusals and warnings. It works on
 // offsets into the text and makes few objects, as a file may hold a hundred thousand rules.
-import { MAX_DESCRIPTOR_DEPTH } from './document';
+import { DESCRIPTOR_FILE_KEYS, MAX_DESCRIPTOR_DEPTH } from './document';
 
 /** A map: keys and values in turn (a value null for a key without one), and where it starts. */
 export interface FastMap {
@@ -45,28 +45,11 @@ function giveUp(): never {
   throw new GiveUp();
 }
 
-/** The keys the format knows; any other key is left to the full loader, which refuses it. */
-const KNOWN_KEYS: readonly string[] = [
-  'domain',
-  'key',
-  'value',
-  'descriptors',
-  'rate_limit',
-  'unit',
-  'requests_per_unit',
-  'unlimited',
-  'shadow_mode',
-  'quota_mode',
-  'name',
-  'replaces',
-  'detailed_metric',
-  'value_to_metric',
-  'share_threshold',
-  'metadata',
-  'rate_limits',
-  'algorithm',
-  'burst',
-];
+/**
+ * The keys this reader knows: the descriptor format's. Any other key (`quota_buckets`, a
+ * misspelling) is left to the full loader, which reads or refuses it.
+ */
+const KNOWN_KEYS = DESCRIPTOR_FILE_KEYS;
 
 /**
  * Block values nested deeper than this are left to the full loader: each level of descriptors

@@ -1,5 +1,6 @@
 // Builds a ConfigSnapshot from checked tables, part by part, so that no one step takes long.
 import type { CompileOptions } from './options';
+import { quotaRuleSetOf } from './quota-buckets';
 import { statKeysOf, type KeyEntry, type Level, type NodeTable } from './node-table';
 import { CompiledSnapshot } from './snapshot';
 import type { NodeStrings, TablesHeader } from './tables';
@@ -78,6 +79,7 @@ export class SnapshotBuilder {
   /** The snapshot, once every node has been added. */
   finish(): ConfigSnapshot {
     if (!this.isComplete) throw new Error('the snapshot is missing nodes');
-    return new CompiledSnapshot(this.table, this.options);
+    const quotaRules = quotaRuleSetOf(this.table.header.quotaRules);
+    return new CompiledSnapshot(this.table, this.options, quotaRules);
   }
 }

@@ -1,4 +1,5 @@
 // The compiled descriptor tree and the reference's matching rules over it.
+import { QuotaRuleSet } from '../quota/model';
 import type { RuleStatsFactory } from '../stats';
 import { ruleOf, type KeyEntry, type Level, type NodeTable } from './node-table';
 import { dumpLines, listRules } from './rule-listing';
@@ -48,6 +49,7 @@ export class CompiledSnapshot implements ConfigSnapshot {
   constructor(
     private readonly table: NodeTable,
     private readonly options: SnapshotOptions,
+    readonly quotaRules: QuotaRuleSet = QuotaRuleSet.EMPTY,
   ) {
     this.domains = Object.freeze([...table.domains.keys()].sort());
     this.segment = segmenter(options.sanitizeDots);

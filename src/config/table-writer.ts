@@ -1,4 +1,5 @@
 // Collects the nodes of a configuration being checked into the columns of CompiledTables.
+import type { QuotaRule } from '../quota/model';
 import { NODE, unitCode, type CompiledTables, type RuleExtras } from './tables';
 import type { RateLimitRule } from './types';
 
@@ -121,9 +122,11 @@ export class TableWriter {
     this.children[id] = level;
   }
 
-  finish(): CompiledTables {
+  /** The tables, with the checked quota rules of every document beside the nodes. */
+  finish(quotaRules: readonly QuotaRule[] = []): CompiledTables {
     return {
       header: {
+        quotaRules,
         nodeCount: this.values.length,
         levelCount: this.levelCount,
         domains: this.domains,

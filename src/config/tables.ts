@@ -1,4 +1,5 @@
 // A checked configuration as plain data: typed columns and strings, able to cross to another thread.
+import type { QuotaRule } from '../quota/model';
 import type { JsonObject } from './document';
 import type { RuleLimit } from './types';
 import { UNITS, type Unit } from './units';
@@ -49,6 +50,8 @@ export interface TablesHeader {
   readonly keys: readonly string[];
   readonly sources: readonly string[];
   readonly columns: NodeColumns;
+  /** The RLQS rules of every document's quota_buckets, checked, in load order (plain data). */
+  readonly quotaRules: readonly QuotaRule[];
 }
 
 /**

@@ -1,4 +1,5 @@
 // The compiled configuration as the engine sees it: rules, matches and the snapshot seam.
+import type { QuotaRuleSet } from '../quota/model';
 import type { RuleStats } from '../stats';
 import type { JsonObject } from './document';
 import type { Unit } from './units';
@@ -116,4 +117,6 @@ export interface ConfigSnapshot {
   dump(): string;
   /** Every rule with its path and source, domains sorted, in configuration order within one. */
   rules(): readonly RuleListing[];
+  /** The RLQS rules of every domain's quota_buckets. */
+  readonly quotaRules: QuotaRuleSet;
 }

@@ -1,32 +1,19 @@
 // The configuration file format: which keys mean what, where; refusals exactly where the reference's.
 import { isMap, LineCounter, parseDocument } from 'yaml';
-import type { ConfigDocument, DescriptorDoc, JsonObject, RateLimitPolicyDoc } from './document';
+import {
+  DESCRIPTOR_FILE_KEYS,
+  type ConfigDocument,
+  type DescriptorDoc,
+  type JsonObject,
+  type RateLimitPolicyDoc,
+} from './document';
 import { ConfigError } from './errors';
 import { readFastConfig } from './fast-config';
+import { readQuotaBuckets } from './quota-buckets';
 import { ExpansionExceeded, YamlReader, type Entry, type YamlNode } from './yaml-reader';
 
-const VALID_KEYS: ReadonlySet<string> = new Set([
-  'domain',
-  'key',
-  'value',
-  'descriptors',
-  'rate_limit',
-  'unit',
-  'requests_per_unit',
-  'unlimited',
-  'shadow_mode',
-  'quota_mode',
-  'name',
-  'replaces',
-  'detailed_metric',
-  'value_to_metric',
-  'share_threshold',
-  'metadata',
-  // Beyond the reference (opt-in; its files never contain them).
-  'rate_limits',
-  'algorithm',
-  'burst',
-]);
+/** The descriptor format's keys, and the RLQS rules' list, whose keys quota-buckets.ts reads. */
+const VALID_KEYS: ReadonlySet<string> = new Set([...DESCRIPTOR_FILE_KEYS, 'quota_buckets']);
 
 /** Reads one field into a draft; returns the refusal when its value is wrong. */
 type FieldReader<D> = (reader: YamlReader, field: Entry, draft: D) => ConfigError | undefined;
@@ -224,13 +211,15 @@ function readDescriptors(reader: YamlReader, entry: Entry): DescriptorDoc[] | Co
   );
 }
 
-type Top = { domain: string; descriptors: DescriptorDoc[] };
+type Top = { domain: string; descriptors: DescriptorDoc[]; quota?: YamlNode | null };
 
 const TOP: Fields<Top> = {
   where: 'at the top level',
   readers: new Map<string, FieldReader<Top>>([
     ['domain', (r, f, d) => assign(r.string(f), (v) => (d.domain = v))],
     ['descriptors', (r, f, d) => assign(readDescriptors(r, f), (v) => (d.descriptors = v))],
+    // Read once the domain is known (it may come later in the file).
+    ['quota_buckets', (_r, f, d) => assign(f.node, (v) => (d.quota = v))],
   ]),
 };
 
@@ -293,5 +282,13 @@ function parseText(source: string, text: string): ConfigDocument | ConfigError {
   const top: Top = { domain: '', descriptors: [] };
   const refusal = readFields(reader, root, TOP, top);
   if (refusal !== undefined) return refusal;
-  return { source, ...top, warnings: reader.warnings };
+  const { quota, ...rest } = top;
+  const quotaBuckets = readQuotaBuckets(reader, quota ?? null, { domain: top.domain, source });
+  if (quotaBuckets instanceof ConfigError) return quotaBuckets;
+  return {
+    source,
+    ...rest,
+    warnings: reader.warnings,
+    ...(quota === undefined ? {} : { quotaBuckets }),
+  };
 }

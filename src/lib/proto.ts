@@ -27,6 +27,9 @@ export const API_FILES: readonly string[] = Object.freeze([
   'ratelimit/config/ratelimit/v3/rls_conf.proto',
   'ratelimit/service/ratelimit/v3/rls_conf_ds.proto',
   'grpc/health/v1/health.proto',
+  'envoy/service/rate_limit_quota/v3/rlqs.proto',
+  'envoy/type/v3/ratelimit_strategy.proto',
+  'envoy/type/v3/token_bucket.proto',
 ]);
 
 /**

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { RateLimitEngine } from '../engine';
 import type { Logger } from '../lib/logger';
+import { quotaView, type QuotaService } from '../quota';
 import type { ConnectionLimits, LimitsSettings, ListenAddress, ServerSettings } from '../settings';
 import type { StatsStore } from '../stats';
 import type { RequestTracer } from '../tracing';
@@ -45,6 +46,8 @@ export interface ListenerOptions {
   readonly isDebugServed: boolean;
   /** The scrape this process serves; undefined when Prometheus is off or a supervisor serves it. */
   readonly metrics: MetricsEndpoint | undefined;
+  /** The RLQS service (StreamRateLimitQuotas and `/rlqs`); absent: neither is served. */
+  readonly quota?: QuotaService;
 }
 
 /** The bound ports (port 0 in the settings asks for a free one); undefined when not opened. */
@@ -147,6 +150,12 @@ async function openGrpc(options: Opening): Promise<OpenListener> {
     limits,
     lastResort,
     tracer,
+    ...(options.quota && {
+      quota: {
+        streams: options.quota,
+        maxStreamsPerConnection: options.quota.limits.maxStreamsPerConnection,
+      },
+    }),
   });
   const port = await server.listen();
   return {
@@ -175,9 +184,15 @@ function openHttpFrontEnd(options: Opening): Promise<OpenListener> {
 
 function openDebug(options: Opening): Promise<OpenListener> | undefined {
   if (!options.isDebugServed) return undefined;
-  const { engine, stats, health, configStatus, settings, limits, lastResort } = options;
+  const { engine, stats, health, configStatus, settings, limits, lastResort, quota } = options;
   const server = createDebugServer(
-    { engine, stats, health, config: configStatus },
+    {
+      engine,
+      stats,
+      health,
+      config: configStatus,
+      ...(quota && { quota: () => quotaView(quota) }),
+    },
     {
       isProfilingEnabled: settings.debug.isProfilingEnabled,
       lastResort,

@@ -207,4 +207,13 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
     'bytes of unfinished gRPC requests held across all connections, a quarter per connection; past it a stream is refused `REFUSED_STREAM` (new)',
   HEADER_TIMEOUT: 'time to send the connection preface, headers and body (new)',
   IDLE_TIMEOUT: 'an idle connection is closed after this long (new)',
+  // quota (RLQS, docs/rlqs.md)
+  RLQS_MAX_BUCKETS_PER_STREAM:
+    'buckets one RLQS stream may watch; further ones get no assignment and are counted (new)',
+  RLQS_MAX_STREAMS_PER_CONNECTION:
+    'RLQS streams one connection may hold; one more is refused `RESOURCE_EXHAUSTED` (new)',
+  RLQS_TICK:
+    'how often silent Envoys expire, assignments are refreshed and replicas exchange demand; at least `10ms` (new)',
+  RLQS_SHARE_TTL:
+    "how long a replica's published demand lives unrefreshed, at least twice `RLQS_TICK`: how soon a dead replica's share returns (new)",
 });

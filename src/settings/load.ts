@@ -8,6 +8,7 @@ import { SettingsError } from './errors';
 import { limiterSettings } from './limiter';
 import { limitsSettings } from './limits';
 import { logSettings } from './log';
+import { quotaSettings } from './quota';
 import { SCHEMA } from './schema';
 import { serverSettings } from './server';
 import { statsSettings } from './stats';
@@ -37,6 +38,7 @@ export function loadSettings(env: Environment = process.env): Settings {
     breaker: breakerSettings(raw.breaker, problems),
     tracing: tracingSettings(raw.tracing),
     limits: limitsSettings(raw.limits, problems),
+    quota: quotaSettings(raw.quota, problems),
   };
   if (problems.length > 0) throw new SettingsError(problems);
   return deepFreeze(settings);

@@ -7,6 +7,7 @@ import { LIMITER } from './limiter';
 import { LIMITS } from './limits';
 import { LOG } from './log';
 import { MEMCACHE } from './memcache';
+import { QUOTA } from './quota';
 import { REDIS, REDIS_COMMON, REDIS_PER_SECOND } from './redis';
 import type { AnyGroup } from './section';
 import { SERVER } from './server';
@@ -33,6 +34,7 @@ export const SCHEMA = {
   memcache: MEMCACHE,
   tracing: TRACING,
   limits: LIMITS,
+  quota: QUOTA,
 } as const;
 
 /** The parsed values, group by group, under the field names of the schema. */

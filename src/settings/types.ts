@@ -295,6 +295,18 @@ export interface LimitsSettings {
   readonly connection: ConnectionLimits;
 }
 
+/** What the RLQS streams may hold, and how often the quota service looks at them. */
+export interface QuotaSettings {
+  /** Buckets one stream may watch; further ones get no assignment and are counted. */
+  readonly maxBucketsPerStream: number;
+  /** RLQS streams one connection may hold open; more are refused RESOURCE_EXHAUSTED. */
+  readonly maxStreamsPerConnection: number;
+  /** How often silent Envoys expire, assignments are refreshed and replicas exchange demand. */
+  readonly tickMs: number;
+  /** How long a replica's published demand lives without being published again. */
+  readonly shareTtlMs: number;
+}
+
 /** Everything the environment configures, validated once and frozen. */
 export interface Settings {
   readonly server: ServerSettings;
@@ -306,4 +318,6 @@ export interface Settings {
   readonly breaker: BreakerSettings;
   readonly tracing: TracingSettings;
   readonly limits: LimitsSettings;
+  /** RLQS streams (RLQS_*). */
+  readonly quota: QuotaSettings;
 }

@@ -19,3 +19,9 @@ export { breakerGuard, BreakerStore, type InstanceGuard } from './breaker/breake
 export type { BreakerState } from './breaker/circuit-breaker';
 export type { RedisStoreOptions } from './redis/redis-store';
 export type { AwsIdentity } from './redis/aws-identity';
+export {
+  connectWithBackoff,
+  createInstanceClient,
+  describeInstance,
+  setReconnecting,
+} from './redis/connection';

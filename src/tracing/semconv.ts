@@ -28,23 +28,40 @@ export const RLS_METHOD = 'ShouldRateLimit';
 /** The span name the RPC conventions give a call: `<service>/<method>`. */
 export const RLS_FULL_METHOD = `${RLS_SERVICE}/${RLS_METHOD}`;
 
-/** The attributes known when the call starts. */
-export function rpcStartAttributes(mode: SemconvMode): Attributes {
+/** A gRPC method as the RPC conventions name it. */
+export interface RpcMethod {
+  readonly service: string;
+  readonly method: string;
+}
+
+export const RLS: RpcMethod = { service: RLS_SERVICE, method: RLS_METHOD };
+export const RLQS: RpcMethod = {
+  service: 'envoy.service.rate_limit_quota.v3.RateLimitQuotaService',
+  method: 'StreamRateLimitQuotas',
+};
+
+/** The span name of a method's call: `<service>/<method>`. */
+export function fullMethod({ service, method }: RpcMethod): string {
+  return `${service}/${method}`;
+}
+
+/** The attributes known when a call of `rpc` (ShouldRateLimit unless said) starts. */
+export function rpcStartAttributes(mode: SemconvMode, rpc: RpcMethod = RLS): Attributes {
   switch (mode) {
     case 'stable':
-      return { [ATTR_RPC_SYSTEM_NAME]: 'grpc', [ATTR_RPC_METHOD]: RLS_FULL_METHOD };
+      return { [ATTR_RPC_SYSTEM_NAME]: 'grpc', [ATTR_RPC_METHOD]: fullMethod(rpc) };
     case 'old':
       return {
         [ATTR_RPC_SYSTEM]: 'grpc',
-        [ATTR_RPC_SERVICE]: RLS_SERVICE,
-        [ATTR_RPC_METHOD]: RLS_METHOD,
+        [ATTR_RPC_SERVICE]: rpc.service,
+        [ATTR_RPC_METHOD]: rpc.method,
       };
     case 'dup':
       return {
         [ATTR_RPC_SYSTEM_NAME]: 'grpc',
         [ATTR_RPC_SYSTEM]: 'grpc',
-        [ATTR_RPC_SERVICE]: RLS_SERVICE,
-        [ATTR_RPC_METHOD]: RLS_FULL_METHOD,
+        [ATTR_RPC_SERVICE]: rpc.service,
+        [ATTR_RPC_METHOD]: fullMethod(rpc),
       };
   }
 }

@@ -1,4 +1,4 @@
-// The tracing seam the front ends see: one server span per ShouldRateLimit call.
+// The tracing seam the front ends see: a server span per ShouldRateLimit call and per RLQS stream.
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** How the call arrived: gRPC, or POST /json over HTTP. */
@@ -26,6 +26,14 @@ export interface CallSpan {
   end(outcome: CallOutcome): void;
 }
 
+/** The span of one RLQS stream, open as long as the stream. */
+export interface StreamSpan {
+  /** A usage report arrived: an event with its domain and bucket count. */
+  report(domain: string, buckets: number): void;
+  /** Ends the span with the status the stream ended with. */
+  end(outcome: CallOutcome): void;
+}
+
 /**
  * Starts server spans. Front ends hold one only while TRACING_ENABLED is true: with tracing
  * off they hold undefined and do nothing per call.
@@ -36,4 +44,6 @@ export interface RequestTracer {
    * HTTP headers) carry a W3C `traceparent`.
    */
   startCall(transport: CallTransport, headers: IncomingHttpHeaders): CallSpan;
+  /** A server span for one StreamRateLimitQuotas stream, joining the caller's trace likewise. */
+  startStream(headers: IncomingHttpHeaders): StreamSpan;
 }

@@ -22,6 +22,11 @@ export interface ReceivedSpan {
   /** OTLP SpanKind: 2 SERVER, 3 CLIENT. */
   readonly kind: number;
   readonly attributes: Readonly<Record<string, AttributeValue>>;
+  /** The span's events in order (an RLQS stream's reports). */
+  readonly events: readonly {
+    readonly name: string;
+    readonly attributes: Readonly<Record<string, AttributeValue>>;
+  }[];
   /** OTLP StatusCode: 0 UNSET, 1 OK, 2 ERROR. */
   readonly status: { readonly code: number; readonly message: string };
   /** The attributes of the resource the span came with (service.name ...). */
@@ -47,6 +52,7 @@ interface WireSpan {
   name: string;
   kind?: number;
   attributes?: WireKeyValue[];
+  events?: { name?: string; attributes?: WireKeyValue[] }[];
   status?: { code?: number; message?: string };
 }
 interface WireRequest {
@@ -84,6 +90,10 @@ function flatten(request: WireRequest, via: ReceivedSpan['via']): ReceivedSpan[]
           name: span.name,
           kind: span.kind ?? 0,
           attributes: attributes(span.attributes),
+          events: (span.events ?? []).map((e) => ({
+            name: e.name ?? '',
+            attributes: attributes(e.attributes),
+          })),
           status: { code: span.status?.code ?? 0, message: span.status?.message ?? '' },
           resource,
           via,

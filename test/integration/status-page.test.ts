@@ -1,10 +1,11 @@
 // The debug listener's status page in a real browser (Debian's chromium through playwright-core),
 // against the built service: rules from a file, a counter lookup that matches what gRPC calls
-// counted, a refusal appearing live, and a phone-sized screen.
+// counted, a refusal appearing live, the RLQS buckets an Envoy watches, and a phone-sized screen.
 import type { Page } from 'playwright-core';
 import { launchChromium, type Browser } from '../../scripts/chromium';
 import { collectCleanups } from '../helpers/cleanups';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
+import { QuotaStreamClient, usage } from '../helpers/rlqs-stream';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 
@@ -17,6 +18,12 @@ descriptors:
     value: /cart
     shadow_mode: true
     rate_limit: { unit: day, requests_per_unit: 100 }
+quota_buckets:
+  - bucket: { name: api, tenant: "*" }
+    requests_per_unit: 100
+    unit: minute
+  - bucket: { name: blocked }
+    blanket_rule: deny_all
 `;
 
 const cleanup = collectCleanups();
@@ -101,6 +108,25 @@ it('shows a refused call in the recent table without a reload', async () => {
   );
   expect(await page.evaluate('window.__sameDocument')).toBe(true);
   await page.locator('#stat-over_limit .value', { hasText: '1' }).waitFor();
+});
+
+it('lists the RLQS bucket rules and the Envoy watching a bucket, with its share', async () => {
+  const section = page.locator('#quota-section');
+  await section.waitFor({ state: 'visible' });
+  expect(await page.locator('#quota tbody').innerText()).toMatch(/shop\s+name=blocked\s+deny_all/);
+  const envoy = QuotaStreamClient.open(service.ports.grpc);
+  cleanup(() => {
+    envoy.close();
+  });
+  envoy.report('shop', [usage({ name: 'api', tenant: 'acme' }, 30)]);
+  await envoy.waitForAnswers(1);
+  const row = page.locator('#quota tbody tr', { hasText: 'tenant=acme' });
+  await row.waitFor();
+  // The one Envoy watching gets the whole budget.
+  expect(await row.innerText()).toMatch(
+    /shop\s+name=api,tenant=\*\s+100 \/ minute, requests_per_time_unit\s+name=api,tenant=acme\s+127\.0\.0\.1:\d+\s+100/,
+  );
+  expect(await page.locator('#quota-note').innerText()).toContain('1 streams open');
 });
 
 it('fits a phone-sized screen without sideways scrolling of the page', async () => {

@@ -7,6 +7,7 @@ import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
 import { RedisServer } from '../helpers/redis-server';
+import { QuotaStreamClient, usage } from '../helpers/rlqs-stream';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 
@@ -17,8 +18,10 @@ const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;
 const CONFIG = {
   'traced.yaml':
-    'domain: traced\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 1 }\n',
+    'domain: traced\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 1 }\n' +
+    'quota_buckets:\n  - bucket: { name: api }\n    requests_per_unit: 100\n    unit: second\n',
 };
+const RLQS_METHOD = 'envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas';
 const REQUEST = rlsRequest('traced', [[['k', 'v']]]);
 
 /** A caller's span: a traceparent header and the ids it carries. */
@@ -68,6 +71,15 @@ async function spansOf(
   const server = spans.find((s) => s.kind === SERVER);
   if (server === undefined) throw new Error('no server span');
   return { server, clients: spans.filter((s) => s.kind === CLIENT) };
+}
+
+/** An RLQS stream with a traceparent that reports twice, reads the first answer, and ends. */
+async function quotaStreamWithTrace(port: number, traceparent: string): Promise<void> {
+  const stream = QuotaStreamClient.open(port, metadataOf(traceparent));
+  stream.report('traced', [usage({ name: 'api' })]);
+  await stream.waitForAnswers(1);
+  stream.report(undefined, [usage({ name: 'api' }), usage({ name: 'other' })]);
+  await stream.end();
 }
 
 let receiver: OtlpReceiver;
@@ -178,6 +190,28 @@ describe('stable conventions (the default), OTLP over HTTP', () => {
       },
     });
     expect(children.map((c) => c.parentSpanId)).toEqual([server.spanId]);
+  });
+
+  it("traces an RLQS stream: one span in the caller's trace, an event per report", async () => {
+    const caller = callerSpan();
+    await quotaStreamWithTrace(service.ports.grpc, caller.traceparent);
+    const { server } = await spansOf(receiver, caller.traceId, 0);
+    expect(server).toMatchObject({
+      name: RLQS_METHOD,
+      parentSpanId: caller.spanId,
+      status: { code: STATUS_UNSET },
+      attributes: {
+        'rpc.system.name': 'grpc',
+        'rpc.method': RLQS_METHOD,
+        'rpc.response.status_code': 'OK',
+        'ratelimit.domain': 'traced',
+      },
+    });
+    // The second report leaves the domain out, as Envoy does after the first.
+    expect(server.events).toEqual([
+      { name: 'report', attributes: { 'ratelimit.domain': 'traced', 'rlqs.buckets': 1 } },
+      { name: 'report', attributes: { 'ratelimit.domain': 'traced', 'rlqs.buckets': 2 } },
+    ]);
   });
 
   it("leaves the status unset for a caller's mistake, as the gRPC server conventions say", async () => {

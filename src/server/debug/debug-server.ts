@@ -12,6 +12,7 @@ import { countersEndpoint } from './counters-endpoint';
 import { sendText, type DebugSources, type Endpoint } from './endpoint';
 import { operatorEndpoints } from './operator-endpoints';
 import { profilingEndpoints } from './profiling-endpoints';
+import { quotaEndpoint } from './quota-endpoint';
 import { stateEndpoints } from './state-endpoints';
 
 export type { DebugSources } from './endpoint';
@@ -26,7 +27,7 @@ export interface DebugServerOptions {
 
 /** The status page and the files it loads from ASSET_PREFIX. */
 const PAGE = 'status.html';
-const PAGE_FILES = [PAGE, 'common.css', 'common.js', 'status.js'];
+const PAGE_FILES = [PAGE, 'common.css', 'common.js', 'status.js', 'status-quota.js'];
 
 /** The index: the service and its version, then one `path: help` line per endpoint, sorted. */
 function index(endpoints: ReadonlyMap<string, Endpoint>): string {
@@ -44,6 +45,7 @@ export function createDebugServer(sources: DebugSources, options: DebugServerOpt
       ...operatorEndpoints(sources),
       countersEndpoint(sources),
       ...profilingEndpoints(options.isProfilingEnabled),
+      ...(sources.quota === undefined ? [] : [quotaEndpoint(sources.quota)]),
     ].map((e) => [e.path, e]),
   );
   const indexText = index(endpoints);

@@ -1,6 +1,7 @@
 // What a debug endpoint is, what the debug listener reads, and its plain-text and JSON answers.
 import type http from 'node:http';
 import type { RateLimitEngine } from '../../engine';
+import type { QuotaView } from '../../quota';
 import type { StatsStore } from '../../stats';
 import type { ConfigStatus } from '../config-status';
 import type { HealthState } from '../health';
@@ -11,6 +12,8 @@ export interface DebugSources {
   readonly stats: StatsStore;
   readonly health: Pick<HealthState, 'describe' | 'report'>;
   readonly config: Pick<ConfigStatus, 'current' | 'lastRefused'>;
+  /** The RLQS service's state (`/rlqs`); absent: the endpoint is not served. */
+  readonly quota?: () => QuotaView;
 }
 
 /** One path of the debug listener; `/` lists every path with its help. */

@@ -1,15 +1,15 @@
-// The gRPC front end: envoy.service.ratelimit.v3.RateLimitService and grpc.health.v1.Health,
-// served over HTTP/2 frames directly (../h2). grpc-js's server costs more CPU per call than the
-// whole decision on the memory backend, and node:http2's streams cost four times what reading
-// and writing the frames does (docs/performance.md has both profiles); the service needs only
-// unary calls and one server stream, so this folder speaks the gRPC protocol itself:
-// router.ts checks and dispatches calls, rls-method.ts and health-service.ts serve them,
-// sessions.ts ages and drains connections, replies.ts and unary.ts carry the framing; tls/
-// serves it over TLS when GRPC_SERVER_USE_TLS is set; node-http2.ts serves the same layer on
-// node:http2 when GRPC_HTTP2 is node.
+// The gRPC front end: envoy.service.ratelimit.v3.RateLimitService, the Rate Limit Quota
+// Service and grpc.health.v1.Health, served over HTTP/2 frames directly (../h2). The service
+// needs unary calls and a few streams, not a general gRPC server, and both grpc-js and
+// node:http2 cost more per call than the decision itself (docs/decisions/own-http2-and-protobuf.md).
+// router.ts checks and dispatches calls; rls-method.ts, rlqs-method.ts and health-service.ts
+// serve them; sessions.ts ages and drains connections; replies.ts and unary.ts carry the
+// framing; tls/ serves it over TLS when GRPC_SERVER_USE_TLS is set; node-http2.ts serves the
+// same layer on node:http2 when GRPC_HTTP2 is node.
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from '../../lib/logger';
+import { ignore } from '../../lib/ignore';
 import {
   acceptH2,
   type H2Handlers,
@@ -30,6 +30,7 @@ import {
   type Decider,
 } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
+import { RlqsMethod, STREAM_RATE_LIMIT_QUOTAS, type QuotaStreams } from './rlqs-method';
 import { Sessions } from './sessions';
 import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
@@ -47,6 +48,8 @@ export interface GrpcServerOptions {
   readonly lastResort: LastResort;
   /** Server spans per call; undefined while tracing is off. */
   readonly tracer: RequestTracer | undefined;
+  /** The RLQS streams' service and bound; undefined: StreamRateLimitQuotas is not served. */
+  readonly quota?: { readonly streams: QuotaStreams; readonly maxStreamsPerConnection: number };
 }
 
 /** The listen address as logs and errors name it. */
@@ -59,10 +62,6 @@ export function grpcAddress(settings: GrpcListenerSettings): string {
 /** SETTINGS_MAX_HEADER_LIST_SIZE: requests with more header bytes are answered 431. */
 const MAX_HEADER_LIST_BYTES = 64 * 1024;
 
-function ignore(): void {
-  // A handshake that fails is the client's problem, reported to it by the handshake.
-}
-
 export class RateLimitGrpcServer {
   private readonly server: net.Server;
   /** Set when the listener serves TLS: the file watch and the client SAN check. */
@@ -71,6 +70,7 @@ export class RateLimitGrpcServer {
   private readonly sessions: Sessions;
   private readonly bodyTimeouts: TimeoutQueue<BodyWait>;
   private readonly deadlines = new Deadlines(deadlinePassed);
+  private readonly rlqs: RlqsMethod | undefined;
 
   constructor(private readonly options: GrpcServerOptions) {
     const { engine, health, stats, logger, limits, lastResort, tracer } = options;
@@ -84,8 +84,10 @@ export class RateLimitGrpcServer {
       bodyTimeouts: this.bodyTimeouts,
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
+    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading, tracer });
     this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
       this.healthService.endWatchesOf(session);
+      this.rlqs?.endStreamsOf(session);
     });
     const methods = new Map<string, MethodHandler>([
       [
@@ -101,6 +103,7 @@ export class RateLimitGrpcServer {
       ],
       [HEALTH_CHECK, this.healthService.check()],
       [HEALTH_WATCH, this.healthService.watch()],
+      ...(this.rlqs ? [[STREAM_RATE_LIMIT_QUOTAS, this.rlqs.handler] as const] : []),
     ]);
     const handlers = this.handlers(routeCalls(methods, lastResort));
     const h2Options: H2SessionOptions = {
@@ -116,6 +119,7 @@ export class RateLimitGrpcServer {
     }
     // A TLS handshake that fails (plaintext client, no or wrong client certificate) is the
     // client's problem, reported to it by the handshake; nothing here to log per attempt.
+    // A handshake that fails is the client's problem, reported to it by the handshake.
     this.server.on('tlsClientError', ignore);
   }
 
@@ -198,7 +202,10 @@ export class RateLimitGrpcServer {
   async shutdown(graceMs: number): Promise<void> {
     this.healthService.close();
     this.secure?.close();
-    await this.sessions.drain(this.server, graceMs);
+    const drained = this.sessions.drain(this.server, graceMs);
+    // The GOAWAYs are out: RLQS streams end now, so their Envoys reconnect elsewhere.
+    this.rlqs?.close();
+    await drained;
     this.bodyTimeouts.clear();
     this.deadlines.clear();
   }

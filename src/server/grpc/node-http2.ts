@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import http2 from 'node:http2';
 import type net from 'node:net';
 import type tls from 'node:tls';
+import { ignore } from '../../lib/ignore';
 import {
   H2Stream,
   type H2Connection,
@@ -42,9 +43,23 @@ const WAIT_FOR_TRAILERS = Object.freeze({
   sendDate: false,
 });
 const NO_TRAILERS: OutgoingHeaders = Object.freeze({});
+const { NGHTTP2_NO_ERROR, NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE, NGHTTP2_STREAM_STATE_CLOSED } =
+  http2.constants;
 
-function ignore(): void {
-  // Node reports a peer gone or misbehaving as an error; 'close' follows and ends everything.
+/**
+ * A trailers-only answer is complete: a request still open (a streaming call refused with a
+ * status) is asked to stop with RST_STREAM(NO_ERROR), as RFC 9113 §8.1 lets a server do and
+ * the own HTTP/2 does; node would hold the stream half-closed until the client ends it. After
+ * a body and trailers node's RST_STREAM can overtake the trailers (seen in
+ * test/unit/quota/rlqs-method.test.ts), so there the client ends the stream, as every gRPC
+ * client does on trailers.
+ */
+function endIfRequestOpen(node: http2.ServerHttp2Stream): void {
+  if (node.destroyed) return;
+  const { state } = node.state;
+  if (state === NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE || state === NGHTTP2_STREAM_STATE_CLOSED)
+    return;
+  node.close(NGHTTP2_NO_ERROR);
 }
 
 /** A node stream as the H2Stream the gRPC layer serves. */
@@ -66,11 +81,17 @@ class NodeStream extends H2Stream {
       if (this.isTrailersWanted) this.wantTrailers();
       else node.sendTrailers(NO_TRAILERS);
     });
+    // Node reports a peer gone or misbehaving as an error; 'close' follows and ends everything.
     node.on('error', ignore);
     node.once('close', () => {
       this.markClosed();
       this.emit('close');
     });
+  }
+
+  /** Node holds the body's bytes waiting for window in the node stream. */
+  override get bufferedBytes(): number {
+    return this.node.writableLength;
   }
 }
 
@@ -118,8 +139,12 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
   sendHeaders(stream: H2Stream, fields: OutgoingHeaders, isEnd: boolean): void {
     const node = nodeOf(stream);
     if (node.destroyed) return;
-    if (!node.headersSent) node.respond(fields, isEnd ? END_STREAM : WAIT_FOR_TRAILERS);
-    else node.sendTrailers(fields);
+    if (node.headersSent) node.sendTrailers(fields);
+    else if (!isEnd) node.respond(fields, WAIT_FOR_TRAILERS);
+    else {
+      node.respond(fields, END_STREAM);
+      endIfRequestOpen(node);
+    }
   }
 
   sendData(stream: H2Stream, data: Buffer | undefined, ending: DataEnding): void {

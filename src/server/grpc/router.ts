@@ -1,5 +1,6 @@
 // The call router: checks what every gRPC call must carry, then hands it to its method.
 import type { H2Headers, H2Stream, OutgoingHeaders } from '../h2';
+import { ignore } from '../../lib/ignore';
 import type { LastResort } from '../last-resort';
 import { ACCEPT_ENCODING, GrpcStatus, isAcceptedEncoding } from './protocol';
 import { answerInternal, sendStatus } from './replies';
@@ -13,10 +14,6 @@ export type MethodHandler = (
   headers: H2Headers,
   encoding: RequestEncoding,
 ) => void;
-
-function ignore(): void {
-  // Stream errors are the peer going away; the call's own path reports the rest.
-}
 
 /** How long a refused request may take to finish sending before it is answered anyway. */
 const REFUSAL_WAIT_MS = 10_000;
@@ -35,6 +32,7 @@ function refuse(stream: H2Stream, fields: OutgoingHeaders, text: string): void {
     stream.respond({ ...fields, 'content-type': 'text/plain; charset=utf-8' });
     stream.end(Buffer.from(`${text}\n`));
   };
+  // The refused body is dropped as it comes: the answer waits for its end.
   stream.on('data', ignore);
   stream.once('end', answer);
   stream.once('close', () => {
@@ -88,6 +86,7 @@ export function routeCalls(
     handler(stream, headers, encoding);
   };
   return (stream, headers) => {
+    // Stream errors are the peer going away; the call's own path reports the rest.
     stream.on('error', ignore);
     try {
       route(stream, headers);

@@ -1,6 +1,7 @@
-// The server span of one gRPC call, ended when the stream closes with the status it was sent.
+// The server span of one gRPC call or RLQS stream, ended when the stream closes with the status
+// it was sent.
 import type { H2Headers, H2Stream } from '../h2';
-import type { CallSpan, RequestTracer } from '../../tracing';
+import type { CallSpan, RequestTracer, StreamSpan } from '../../tracing';
 import { GrpcStatus } from './protocol';
 
 /** One traced call; the handler fills in what it learns for the span's attributes. */
@@ -39,4 +40,35 @@ export function startTracedCall(
     });
   });
   return call;
+}
+
+/** One traced RLQS stream: its reports are events, its domain the first one reported. */
+export class TracedStream {
+  private domain: string | undefined;
+
+  constructor(private readonly span: StreamSpan) {}
+
+  report(domain: string | undefined, buckets: number): void {
+    if (this.domain === undefined && domain !== undefined && domain !== '') this.domain = domain;
+    this.span.report(this.domain ?? '', buckets);
+  }
+
+  /** Ends the span with the status the stream was answered with. */
+  closed(stream: H2Stream): void {
+    const { domain } = this;
+    this.span.end({ grpcStatus: sentStatus(stream), ...(domain === undefined ? {} : { domain }) });
+  }
+}
+
+/** Starts an RLQS stream's span, ended when the stream closes. */
+export function startTracedStream(
+  tracer: RequestTracer,
+  stream: H2Stream,
+  headers: H2Headers,
+): TracedStream {
+  const traced = new TracedStream(tracer.startStream(headers));
+  stream.once('close', () => {
+    traced.closed(stream);
+  });
+  return traced;
 }

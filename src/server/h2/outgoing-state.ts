@@ -83,6 +83,13 @@ export class OutgoingState {
     return ending;
   }
 
+  /** Bytes queued and not yet sent. */
+  get queuedBytes(): number {
+    let bytes = 0;
+    for (const chunk of this.queue ?? []) bytes += chunk.length;
+    return bytes;
+  }
+
   /** The stream closed: what was queued is dropped. */
   drop(): void {
     this.queue = undefined;

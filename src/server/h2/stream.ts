@@ -71,6 +71,11 @@ export class H2Stream extends EventEmitter {
     return this.status;
   }
 
+  /** Bytes of the body written and waiting for flow control window: a streaming call's bound. */
+  get bufferedBytes(): number {
+    return this.outgoing.queuedBytes;
+  }
+
   /** The stream table's call when the stream is done: its queued DATA is dropped. */
   markClosed(): void {
     this.isClosed = true;

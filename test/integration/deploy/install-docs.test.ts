@@ -1,5 +1,5 @@
 // The README's install sections: every command names files that exist and values or settings
-// the chart and the service accept; with a helm binary the Helm commands are rendered too.
+// the chart and the service accept, and each Helm command renders with helm (which must be installed).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {

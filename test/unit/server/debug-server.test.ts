@@ -68,7 +68,7 @@ it('serves the status page to a browser and its files under /ui/, nothing extern
   const loaded = [...page.text.matchAll(/<(?:script|link)[^>]*(?:src|href)="([^"]+)"/g)].map(
     (m) => m[1]!,
   );
-  const files = ['/ui/common.css', '/ui/common.js', '/ui/status.js'];
+  const files = ['/ui/common.css', '/ui/common.js', '/ui/status.js', '/ui/status-quota.js'];
   expect(loaded.filter((ref) => ref !== 'data:,')).toEqual(files);
   for (const ref of files) {
     const asset = await listener.get(ref);

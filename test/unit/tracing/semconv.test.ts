@@ -1,6 +1,7 @@
 // The RPC convention mode read from OTEL_SEMCONV_STABILITY_OPT_IN, and each mode's attributes.
 import {
   isServerFault,
+  RLQS,
   rpcEndAttributes,
   rpcStartAttributes,
   semconvMode,
@@ -32,6 +33,12 @@ it('names the method fully qualified except in the old mode', () => {
     'rpc.service': 'envoy.service.ratelimit.v3.RateLimitService',
     'rpc.method': full,
   });
+  const rlqs = 'envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas';
+  expect(rpcStartAttributes('stable', RLQS)).toEqual({
+    'rpc.system.name': 'grpc',
+    'rpc.method': rlqs,
+  });
+  expect(rpcStartAttributes('old', RLQS)).toMatchObject({ 'rpc.method': 'StreamRateLimitQuotas' });
   expect(rpcEndAttributes('stable', 'OK')).toEqual({ 'rpc.response.status_code': 'OK' });
   expect(rpcEndAttributes('old', 'OK')).toEqual({});
 });

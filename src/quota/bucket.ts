@@ -1,0 +1,203 @@
+// One quota bucket of one domain on this replica: the Envoys watching it, their demand, their
+// shares of the rule's budget, and which of them a changed share must reach.
+import { fairShares, wholeShares, type Claim } from './allocate';
+import { isBeyondThreshold, strategyOf } from './assignment';
+import type { BucketAction } from './messages';
+import { QUOTA_UNIT_SECONDS, type BucketPairs, type QuotaRule } from './rules';
+
+/** A report covering less time than this says nothing about the rate (Envoy's first report). */
+export const MIN_MEASURED_INTERVAL_MS = 100;
+/** The default assignment TTL is twice the longest reporting interval seen, and at least this. */
+export const MIN_DEFAULT_TTL_MS = 10_000;
+/**
+ * A watcher that has sent only its watch (whose reporting interval is not known yet) is kept
+ * this long for its first periodic report, whatever the TTL: Envoy's interval may be minutes.
+ */
+export const FIRST_REPORT_GRACE_MS = 600_000;
+/** Reporting intervals longer than this are taken as this, for the default TTL. */
+const MAX_COUNTED_INTERVAL_MS = 3_600_000;
+
+/** What a bucket needs of a stream watching it. */
+export interface Watching {
+  /** The claim id: unique across replicas. */
+  readonly id: string;
+  /** The bucket has something to send this stream (its share changed, or is due again). */
+  needsSend(bucket: Bucket): void;
+}
+
+/** The assignment a watcher holds: what was sent and when. */
+interface Sent {
+  readonly share: number;
+  readonly kind: string;
+  readonly atMs: number;
+  readonly ttlMs: number;
+}
+
+/** One stream's watch of the bucket. */
+export interface Watcher<S extends Watching = Watching> {
+  readonly stream: S;
+  /** Requests a second it let through and denied lately; undefined until measured. */
+  demandPerSecond: number | undefined;
+  lastReportMs: number;
+  /** Whether a report of it has covered enough time to measure (not only its watch). */
+  hasMeasured: boolean;
+  /** Its share now, in the rule's unit (whole requests for requests_per_time_unit). */
+  target: number;
+  sent: Sent | undefined;
+}
+
+/** A remote Envoy's claim as replicas exchange it: demand in requests a second. */
+export interface RemoteClaim {
+  readonly id: string;
+  readonly demandPerSecond: number | undefined;
+}
+
+/** A bucket watched by streams of type S. */
+export class Bucket<S extends Watching = Watching> {
+  rule: QuotaRule | undefined;
+  readonly watchers = new Map<S, Watcher<S>>();
+  /** Envoys of other replicas watching the same bucket, as last read. */
+  remote: readonly RemoteClaim[] = [];
+  /** Every claim's share (local and remote) at the last allocation, in the rule's unit. */
+  shares: ReadonlyMap<string, number> = new Map();
+  private longestIntervalMs = 0;
+
+  constructor(
+    /** Domain and bucket id in one string: the key of the bucket across replicas. */
+    readonly key: string,
+    readonly domain: string,
+    readonly pairs: BucketPairs,
+    rule: QuotaRule | undefined,
+  ) {
+    this.rule = rule;
+  }
+
+  /** Records a report; true when it is the stream's first for this bucket (a watch). */
+  report(
+    stream: S,
+    usage: { timeElapsedMs: number; allowed: number; denied: number },
+    nowMs: number,
+  ): boolean {
+    let watcher = this.watchers.get(stream);
+    const isNew = watcher === undefined;
+    if (watcher === undefined) {
+      watcher = {
+        stream,
+        demandPerSecond: undefined,
+        lastReportMs: nowMs,
+        hasMeasured: false,
+        target: 0,
+        sent: undefined,
+      };
+      this.watchers.set(stream, watcher);
+    }
+    watcher.lastReportMs = nowMs;
+    if (usage.timeElapsedMs >= MIN_MEASURED_INTERVAL_MS) {
+      watcher.hasMeasured = true;
+      watcher.demandPerSecond = ((usage.allowed + usage.denied) * 1000) / usage.timeElapsedMs;
+      const interval = Math.min(usage.timeElapsedMs, MAX_COUNTED_INTERVAL_MS);
+      this.longestIntervalMs = Math.max(this.longestIntervalMs, interval);
+    }
+    return isNew;
+  }
+
+  /** The assignment TTL: the rule's, or twice the longest reporting interval seen (at least 10s). */
+  ttlMs(): number {
+    return this.rule?.assignmentTtlMs ?? Math.max(MIN_DEFAULT_TTL_MS, 2 * this.longestIntervalMs);
+  }
+
+  /** The local claims, demand in requests a second, for the other replicas. */
+  claims(): RemoteClaim[] {
+    return [...this.watchers.values()].map((w) => ({
+      id: w.stream.id,
+      demandPerSecond: w.demandPerSecond,
+    }));
+  }
+
+  /** Whether the bucket's rule hands out shares of a budget (the others need no allocation). */
+  get isShared(): boolean {
+    return this.rule?.policy.kind === 'budget';
+  }
+
+  /**
+   * Shares the budget again among every claim (local and remote) and tells the watchers whose
+   * share must reach them: those holding nothing yet, those whose share moved past the push
+   * threshold, and, when any share grows, every one whose share shrank, so that what the
+   * Envoys hold together never exceeds the budget. `isChanged` (a new rule) tells them all.
+   */
+  reallocate(isChanged = false): void {
+    const rule = this.rule;
+    if (rule === undefined) return;
+    this.computeTargets(rule);
+    const told = new Set<Watcher<S>>();
+    let grows = false;
+    for (const w of this.watchers.values()) {
+      const sent = w.sent;
+      if (isChanged || sent === undefined || isBeyondThreshold(sent.share, w.target)) {
+        told.add(w);
+        if (sent === undefined || w.target > sent.share) grows = true;
+      }
+    }
+    if (grows) {
+      for (const w of this.watchers.values()) {
+        if (w.sent !== undefined && w.target < w.sent.share) told.add(w);
+      }
+    }
+    for (const w of told) w.stream.needsSend(this);
+  }
+
+  private computeTargets(rule: QuotaRule): void {
+    const policy = rule.policy;
+    if (policy.kind === 'blanket') {
+      for (const w of this.watchers.values()) w.target = 0;
+      this.shares = new Map();
+      return;
+    }
+    const unitSeconds = QUOTA_UNIT_SECONDS[policy.unit];
+    const perUnit = (perSecond: number | undefined): number | undefined =>
+      perSecond === undefined ? undefined : perSecond * unitSeconds;
+    const claims: Claim[] = this.remote.map((c) => ({
+      id: c.id,
+      demand: perUnit(c.demandPerSecond),
+    }));
+    for (const w of this.watchers.values())
+      claims.push({ id: w.stream.id, demand: perUnit(w.demandPerSecond) });
+    let shares = fairShares(policy.requestsPerUnit, claims);
+    if (policy.strategy === 'requests_per_time_unit')
+      shares = wholeShares(policy.requestsPerUnit, shares);
+    for (const w of this.watchers.values()) w.target = shares.get(w.stream.id) ?? 0;
+    this.shares = shares;
+  }
+
+  /** The assignment to send `stream` now (recorded as sent), or undefined without a rule. */
+  assignmentFor(stream: S, nowMs: number): BucketAction | undefined {
+    const watcher = this.watchers.get(stream);
+    const rule = this.rule;
+    if (watcher === undefined || rule === undefined) return undefined;
+    const strategy = strategyOf(rule.policy, watcher.target);
+    const ttlMs = this.ttlMs();
+    watcher.sent = { share: watcher.target, kind: strategy.kind, atMs: nowMs, ttlMs };
+    return { kind: 'assign', bucket: this.pairs, strategy, ttlMs };
+  }
+
+  /**
+   * Removes the watchers silent for longer than the TTL (or, before their first periodic
+   * report, than FIRST_REPORT_GRACE_MS); returns them.
+   */
+  expire(nowMs: number): Watcher<S>[] {
+    const ttlMs = this.ttlMs();
+    const silent = [...this.watchers.values()].filter(
+      (w) =>
+        nowMs - w.lastReportMs > (w.hasMeasured ? ttlMs : Math.max(ttlMs, FIRST_REPORT_GRACE_MS)),
+    );
+    for (const w of silent) this.watchers.delete(w.stream);
+    return silent;
+  }
+
+  /** Tells the watchers whose assignment is past half its TTL to take it again. */
+  refresh(nowMs: number): void {
+    for (const w of this.watchers.values()) {
+      if (w.sent !== undefined && nowMs - w.sent.atMs >= w.sent.ttlMs / 2) w.stream.needsSend(this);
+    }
+  }
+}

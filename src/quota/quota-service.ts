@@ -1,0 +1,304 @@
+// The quota service of one replica: every stream's buckets, their shares of the rules' budgets,
+// rule changes pushed at once, silent Envoys expired, and demand exchanged with other replicas.
+import type { Clock } from '../lib/clock';
+import { describeError } from '../lib/errors';
+import type { Logger } from '../lib/logger';
+import { Bucket, type RemoteClaim } from './bucket';
+import type { QuotaDemandShare } from './demand-share';
+import { bucketKey, type BucketAction, type UsageReports } from './messages';
+import type { QuotaStats } from './quota-stats';
+import { QuotaStream, type QuotaStreamSink, type StreamHost } from './quota-stream';
+import { isSamePolicy, QuotaRuleSet, type QuotaRule } from './rules';
+
+/** The bounds and timings of the quota service (settings). */
+export interface QuotaLimits {
+  /** Buckets one stream may watch; further ones get no assignment and are counted. */
+  readonly maxBucketsPerStream: number;
+  /** Streams one connection may hold (the transport's bound, kept with the others). */
+  readonly maxStreamsPerConnection: number;
+  /** How often silent Envoys expire, assignments are refreshed and demand is exchanged. */
+  readonly tickMs: number;
+  /** How long other replicas' demand is trusted without a successful exchange. */
+  readonly shareTtlMs: number;
+}
+
+export interface QuotaServiceOptions {
+  readonly clock: Clock;
+  readonly share: QuotaDemandShare;
+  readonly limits: QuotaLimits;
+  readonly logger: Logger;
+  /** Undefined: nothing is counted (tools, tests). */
+  readonly stats: QuotaStats | undefined;
+}
+
+export class QuotaService implements StreamHost {
+  private rules: QuotaRuleSet = QuotaRuleSet.EMPTY;
+  private readonly buckets = new Map<string, Bucket<QuotaStream>>();
+  private readonly streams = new Set<QuotaStream>();
+  private readonly dirty = new Set<QuotaStream>();
+  /** Buckets this replica published at the last exchange (withdrawn when they go). */
+  private published = new Set<string>();
+  private lastExchangeMs = 0;
+  private isExchanging = false;
+  private isFlushQueued = false;
+  private nextStreamId = 1;
+  private timer: NodeJS.Timeout | undefined;
+  private isClosed = false;
+
+  constructor(private readonly options: QuotaServiceOptions) {
+    this.lastExchangeMs = options.clock.nowMs();
+  }
+
+  nowMs(): number {
+    return this.options.clock.nowMs();
+  }
+
+  /** The bounds and timings it runs with. */
+  get limits(): QuotaLimits {
+    return this.options.limits;
+  }
+
+  /** This replica's id, the prefix of its streams' ids. */
+  get replicaId(): string {
+    return this.options.share.replicaId;
+  }
+
+  /** The rules in force. */
+  get currentRules(): QuotaRuleSet {
+    return this.rules;
+  }
+
+  /** The streams open now. */
+  get openStreams(): ReadonlySet<QuotaStream> {
+    return this.streams;
+  }
+
+  /** Every bucket some stream of this replica watches. */
+  get allBuckets(): Iterable<Bucket<QuotaStream>> {
+    return this.buckets.values();
+  }
+
+  /** Starts ticking (unref'd: a ticking quota service keeps no process alive). */
+  start(): void {
+    if (this.timer !== undefined || this.isClosed) return;
+    this.timer = setInterval(() => {
+      this.tick().catch((err: unknown) => {
+        this.options.logger.error('quota service tick failed', { error: describeError(err) });
+      });
+    }, this.options.limits.tickMs);
+    this.timer.unref();
+  }
+
+  /** A new stream over `sink`; refused (ended UNAVAILABLE) once the service is closed. */
+  openStream(sink: QuotaStreamSink, peer: string): QuotaStream {
+    const id = `${this.options.share.replicaId}/${this.nextStreamId++}`;
+    const stream = new QuotaStream(id, peer, sink, this);
+    this.streams.add(stream);
+    this.options.stats?.streamsOpen.set(this.streams.size);
+    if (this.isClosed) stream.end('UNAVAILABLE', 'the server is shutting down');
+    return stream;
+  }
+
+  /**
+   * Takes a new configuration's rules: a bucket whose rule is gone is abandoned by every Envoy
+   * watching it; a bucket whose rule changed (or that has one now) is shared out again and
+   * pushed to all its watchers at once.
+   */
+  setRules(rules: QuotaRuleSet): void {
+    this.rules = rules;
+    this.options.stats?.bind(rules.domains().flatMap((d) => rules.rulesOf(d)));
+    for (const bucket of [...this.buckets.values()]) {
+      const before = bucket.rule;
+      const after = rules.match(bucket.domain, bucket.pairs);
+      if (before !== undefined && after === undefined) {
+        this.abandonAll(bucket, before);
+        continue;
+      }
+      bucket.rule = after;
+      if (after === undefined) continue;
+      const isSame = before !== undefined && before.id === after.id && isSamePolicy(before, after);
+      if (!isSame) bucket.reallocate(true);
+    }
+    this.flushDirty();
+  }
+
+  report(stream: QuotaStream, reports: UsageReports): void {
+    const domain = stream.domain ?? reports.domain;
+    const domainStats = this.options.stats?.domain(domain);
+    if (stream.reportsSeen === 1) this.countStreamOfDomain(domain, 1);
+    const nowMs = this.nowMs();
+    const touched = new Set<Bucket<QuotaStream>>();
+    for (const usage of reports.usages) {
+      const key = JSON.stringify([domain, bucketKey(usage.bucket)]);
+      let bucket = stream.buckets.get(key);
+      if (bucket === undefined) {
+        if (stream.buckets.size >= this.options.limits.maxBucketsPerStream) {
+          domainStats?.bucketsRefused.inc();
+          continue;
+        }
+        bucket = this.bucketFor(key, domain, usage.bucket);
+        stream.buckets.set(key, bucket);
+      }
+      bucket.report(stream, usage, nowMs);
+      domainStats?.reports.inc();
+      if (bucket.rule === undefined) domainStats?.bucketsWithoutRule.inc();
+      else this.options.stats?.rule(bucket.rule)?.reports.inc();
+      touched.add(bucket);
+    }
+    for (const bucket of touched) bucket.reallocate();
+    this.flushDirty();
+  }
+
+  markDirty(stream: QuotaStream): void {
+    this.dirty.add(stream);
+  }
+
+  release(stream: QuotaStream): void {
+    if (!this.streams.delete(stream)) return;
+    this.dirty.delete(stream);
+    this.options.stats?.streamsOpen.set(this.streams.size);
+    if (stream.domain !== undefined) this.countStreamOfDomain(stream.domain, -1);
+    for (const bucket of stream.buckets.values()) {
+      bucket.watchers.delete(stream);
+      if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
+      else bucket.reallocate();
+    }
+    stream.buckets.clear();
+    this.queueFlush();
+  }
+
+  noteSent(bucket: Bucket<QuotaStream>, action: BucketAction): void {
+    if (action.kind === 'assign' && bucket.rule !== undefined)
+      this.options.stats?.rule(bucket.rule)?.assignmentsPushed.inc();
+  }
+
+  noteInvalid(): void {
+    this.options.stats?.invalidReports.inc();
+  }
+
+  /**
+   * Expires Envoys silent past their assignment's TTL (abandon, share freed), refreshes
+   * assignments past half their TTL, retries sends the peer was not ready for, and exchanges
+   * demand with the other replicas.
+   */
+  async tick(): Promise<void> {
+    const nowMs = this.nowMs();
+    for (const bucket of [...this.buckets.values()]) {
+      for (const watcher of bucket.expire(nowMs)) {
+        watcher.stream.abandon(bucket);
+        if (bucket.rule !== undefined) this.options.stats?.rule(bucket.rule)?.abandoned.inc();
+      }
+      if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
+      else {
+        bucket.reallocate();
+        bucket.refresh(nowMs);
+      }
+    }
+    for (const stream of this.streams) if (stream.hasDue) this.dirty.add(stream);
+    this.flushDirty();
+    this.updateGauges();
+    await this.exchange();
+  }
+
+  /** Ends every stream (UNAVAILABLE, so Envoys reconnect elsewhere) and stops ticking. */
+  async close(): Promise<void> {
+    this.isClosed = true;
+    clearInterval(this.timer);
+    for (const stream of [...this.streams])
+      stream.end('UNAVAILABLE', 'the server is shutting down');
+    await this.options.share.close();
+  }
+
+  private bucketFor(
+    key: string,
+    domain: string,
+    pairs: ReadonlyMap<string, string>,
+  ): Bucket<QuotaStream> {
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      bucket = new Bucket<QuotaStream>(key, domain, pairs, this.rules.match(domain, pairs));
+      this.buckets.set(key, bucket);
+    }
+    return bucket;
+  }
+
+  private abandonAll(bucket: Bucket<QuotaStream>, rule: QuotaRule): void {
+    for (const watcher of bucket.watchers.values()) {
+      watcher.stream.abandon(bucket);
+      this.options.stats?.rule(rule)?.abandoned.inc();
+    }
+    bucket.watchers.clear();
+    this.buckets.delete(bucket.key);
+  }
+
+  private countStreamOfDomain(domain: string, change: number): void {
+    const gauge = this.options.stats?.domain(domain).streamsOpen;
+    if (gauge !== undefined) gauge.set(Math.max(0, gauge.value + change));
+  }
+
+  private updateGauges(): void {
+    const stats = this.options.stats;
+    if (stats === undefined) return;
+    const counts = new Map<QuotaRule, number>();
+    for (const domain of this.rules.domains())
+      for (const rule of this.rules.rulesOf(domain)) counts.set(rule, 0);
+    for (const bucket of this.buckets.values())
+      if (bucket.rule !== undefined)
+        counts.set(bucket.rule, (counts.get(bucket.rule) ?? 0) + bucket.watchers.size);
+    for (const [rule, count] of counts) stats.rule(rule)?.streamsOpen.set(count);
+  }
+
+  /** Flushes dirty streams once the current event is handled (a release inside a flush). */
+  private queueFlush(): void {
+    if (this.isFlushQueued || this.dirty.size === 0) return;
+    this.isFlushQueued = true;
+    queueMicrotask(() => {
+      this.isFlushQueued = false;
+      this.flushDirty();
+    });
+  }
+
+  private flushDirty(): void {
+    for (const stream of [...this.dirty]) {
+      if (stream.flush()) this.dirty.delete(stream);
+    }
+  }
+
+  /** Publishes this replica's demand of shared buckets and takes in the others'. */
+  private async exchange(): Promise<void> {
+    if (this.isExchanging) return;
+    this.isExchanging = true;
+    try {
+      const local = new Map<string, readonly RemoteClaim[]>();
+      for (const bucket of this.buckets.values())
+        if (bucket.isShared) local.set(bucket.key, bucket.claims());
+      for (const key of this.published) if (!local.has(key)) local.set(key, []);
+      let others: ReadonlyMap<string, readonly RemoteClaim[]> | undefined;
+      try {
+        others = await this.options.share.exchange(local);
+        this.lastExchangeMs = this.nowMs();
+        this.published = new Set([...local].filter(([, c]) => c.length > 0).map(([k]) => k));
+      } catch (err: unknown) {
+        this.options.logger.warn('cannot exchange quota demand with other replicas', {
+          error: describeError(err),
+        });
+        if (this.nowMs() - this.lastExchangeMs <= this.options.limits.shareTtlMs) return;
+        others = new Map();
+      }
+      this.takeRemote(others);
+    } finally {
+      this.isExchanging = false;
+    }
+  }
+
+  private takeRemote(others: ReadonlyMap<string, readonly RemoteClaim[]>): void {
+    for (const bucket of this.buckets.values()) {
+      if (!bucket.isShared) continue;
+      const remote = others.get(bucket.key) ?? [];
+      if (JSON.stringify(remote) === JSON.stringify(bucket.remote)) continue;
+      bucket.remote = remote;
+      bucket.reallocate();
+    }
+    this.flushDirty();
+  }
+}

@@ -1,0 +1,304 @@
+// The quota service with one replica: watches, pushes, releases, expiry, reloads and bounds.
+import { MIN_DEFAULT_TTL_MS, type BucketAction, type WireUsageReports } from '../../../src/quota';
+import { harness, RecordingSink, reports, ruleSet, settle } from './quota-fakes';
+
+const API = { name: 'api', tenant: 'acme' };
+const BUDGET_100 = ruleSet('edge', [
+  { bucket: { name: 'api', tenant: '*' }, requests_per_unit: 100, unit: 'second' },
+  { bucket: { name: 'blocked' }, blanket_rule: 'deny_all' },
+  { bucket: { name: 'internal' }, blanket_rule: 'allow_all', assignment_ttl: '1m' },
+  { bucket: { name: 'bulk' }, requests_per_unit: 600, unit: 'minute', strategy: 'token_bucket' },
+]);
+
+function open(
+  h: ReturnType<typeof harness>,
+  peer = '127.0.0.1:1',
+): { sink: RecordingSink; stream: ReturnType<typeof h.service.openStream> } {
+  const sink = new RecordingSink();
+  return { sink, stream: h.service.openStream(sink, peer) };
+}
+
+test('the first report of a bucket is a watch answered with an assignment', () => {
+  const h = harness(BUDGET_100);
+  const { sink, stream } = open(h);
+  stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1, allowed: 1 }]));
+  expect(sink.actions).toEqual<BucketAction[]>([
+    {
+      kind: 'assign',
+      bucket: new Map(Object.entries(API)),
+      strategy: { kind: 'requests_per_time_unit', requestsPerTimeUnit: 100, unit: 'SECOND' },
+      ttlMs: MIN_DEFAULT_TTL_MS,
+    },
+  ]);
+  // A later report with an unchanged share sends nothing.
+  stream.receive(reports('edge', [{ bucket: API, elapsedMs: 500, allowed: 20 }]));
+  expect(sink.responses).toHaveLength(1);
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.name_api.tenant_*.reports')).toBe(2);
+});
+
+test('blanket rules and token buckets are assigned as their strategies', () => {
+  const h = harness(BUDGET_100);
+  const { sink, stream } = open(h);
+  stream.receive(
+    reports('edge', [
+      { bucket: { name: 'blocked' }, elapsedMs: 1 },
+      { bucket: { name: 'internal' }, elapsedMs: 1 },
+      { bucket: { name: 'bulk' }, elapsedMs: 1 },
+    ]),
+  );
+  expect(sink.actions.map((a) => (a.kind === 'assign' ? [a.strategy, a.ttlMs] : a))).toEqual([
+    [{ kind: 'blanket', rule: 'DENY_ALL' }, MIN_DEFAULT_TTL_MS],
+    [{ kind: 'blanket', rule: 'ALLOW_ALL' }, 60_000],
+    // 600 a minute is 10 a second: one token every 100 ms, the whole bucket of 600.
+    [
+      { kind: 'token_bucket', maxTokens: 600, tokensPerFill: 1, fillIntervalMs: 100 },
+      MIN_DEFAULT_TTL_MS,
+    ],
+  ]);
+});
+
+test('a newcomer gets an equal share at once and the others are pushed their smaller one', () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  const b = open(h);
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  expect(b.sink.held(API)).toBe(50);
+  expect(a.sink.held(API)).toBe(50);
+  const c = open(h);
+  c.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  expect([a.sink.held(API), b.sink.held(API), c.sink.held(API)].sort()).toEqual([33, 33, 34]);
+});
+
+test('a share that moves by 5% or less is not pushed; past it, it is', () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  const b = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  const sent = a.sink.responses.length;
+  // b needs 47 a second: a may have 53 (a change of 3 on 50, 6%): pushed.
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1000, allowed: 47 }]));
+  expect(a.sink.held(API)).toBe(53);
+  expect(a.sink.responses.length).toBe(sent + 1);
+  // b needs 49: a may have 51, 4% under what it holds (and b is raised, not lowered): kept.
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1000, allowed: 49 }]));
+  expect(a.sink.held(API)).toBe(53);
+});
+
+test('an ended stream frees its share at once; half-closing ends it with OK', async () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  const b = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  b.stream.remoteEnded();
+  await settle();
+  expect(b.sink.ended).toEqual({ status: 'OK', message: '' });
+  expect(a.sink.held(API)).toBe(100);
+  const c = open(h);
+  c.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  c.stream.closed();
+  await settle();
+  expect(a.sink.held(API)).toBe(100);
+  expect(h.service.openStreams.size).toBe(1);
+  expect(h.stats.snapshot().gauges.get('ratelimit.rlqs.streams_open')).toBe(1);
+  expect(h.stats.snapshot().gauges.get('ratelimit.rlqs.edge.streams_open')).toBe(1);
+});
+
+test('a silent Envoy is abandoned when its TTL passes, and its share goes to the others', async () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  const b = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  // b reports once (its interval is known), then goes silent.
+  b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 3000, allowed: 30 }]));
+  for (let t = 0; t < 4; t++) {
+    h.clock.advance(3000);
+    a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 3000, allowed: 300 }]));
+    await h.service.tick();
+  }
+  // 12 s without a report from b, past the 10 s TTL.
+  expect(b.sink.last(API)).toEqual({ kind: 'abandon', bucket: new Map(Object.entries(API)) });
+  expect(a.sink.held(API)).toBe(100);
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.name_api.tenant_*.abandoned')).toBe(
+    1,
+  );
+});
+
+test('an Envoy reporting every minute keeps its assignment until its first periodic report', async () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  for (let t = 0; t < 12; t++) {
+    h.clock.advance(5000);
+    await h.service.tick();
+  }
+  // Refreshed every half TTL (5 s of the 10 s default), never abandoned while it waited.
+  expect(a.sink.actions.every((action) => action.kind === 'assign')).toBe(true);
+  expect(a.sink.responses.length).toBeGreaterThanOrEqual(12);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 60_000, allowed: 600 }]));
+  h.clock.advance(5000);
+  await h.service.tick();
+  // The interval seen makes the TTL 2 minutes.
+  expect(a.sink.last(API)).toMatchObject({ kind: 'assign', ttlMs: 120_000 });
+  // Silent for longer than that once its interval is known: abandoned.
+  for (let t = 0; t < 25; t++) {
+    h.clock.advance(5000);
+    await h.service.tick();
+  }
+  expect(a.sink.last(API)).toMatchObject({ kind: 'abandon' });
+});
+
+test('assignments past half their TTL are sent again to Envoys still reporting', async () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  h.clock.advance(4000);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 4000, allowed: 4 }]));
+  await h.service.tick();
+  expect(a.sink.responses).toHaveLength(1);
+  h.clock.advance(1000);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1000, allowed: 4 }]));
+  await h.service.tick();
+  expect(a.sink.responses).toHaveLength(2);
+});
+
+test('a reload pushes a changed rule at once, abandons a removed one, and leaves the same one alone', () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(
+    reports('edge', [
+      { bucket: API, elapsedMs: 1 },
+      { bucket: { name: 'blocked' }, elapsedMs: 1 },
+    ]),
+  );
+  const before = a.sink.responses.length;
+  h.service.setRules(BUDGET_100);
+  expect(a.sink.responses.length).toBe(before);
+  h.service.setRules(
+    ruleSet('edge', [
+      { bucket: { name: 'api', tenant: '*' }, requests_per_unit: 40, unit: 'second' },
+    ]),
+  );
+  expect(a.sink.responses.at(-1)).toEqual<BucketAction[]>([
+    { kind: 'abandon', bucket: new Map([['name', 'blocked']]) },
+    {
+      kind: 'assign',
+      bucket: new Map(Object.entries(API)),
+      strategy: { kind: 'requests_per_time_unit', requestsPerTimeUnit: 40, unit: 'SECOND' },
+      ttlMs: MIN_DEFAULT_TTL_MS,
+    },
+  ]);
+});
+
+test('a bucket no rule governs gets nothing, is counted, and is assigned once a rule arrives', () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(reports('edge', [{ bucket: { name: 'web' }, elapsedMs: 1 }]));
+  a.stream.receive(reports('edge', [{ bucket: { name: 'web' }, elapsedMs: 200, allowed: 3 }]));
+  expect(a.sink.responses).toEqual([]);
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.buckets_without_rule')).toBe(2);
+  h.service.setRules(ruleSet('edge', [{ bucket: { name: 'web' }, blanket_rule: 'deny_all' }]));
+  expect(a.sink.held({ name: 'web' })).toBe(0);
+  // A domain nobody configured: counted under a name made at run time.
+  const b = open(h);
+  b.stream.receive(reports('nowhere', [{ bucket: { name: 'web' }, elapsedMs: 1 }]));
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.nowhere.buckets_without_rule')).toBe(1);
+  expect(b.sink.responses).toEqual([]);
+});
+
+test('a stream watches at most maxBucketsPerStream buckets; the rest are counted', () => {
+  const h = harness(BUDGET_100, { limits: { maxBucketsPerStream: 2 } });
+  const a = open(h);
+  a.stream.receive(
+    reports(
+      'edge',
+      ['x', 'y', 'z'].map((tenant) => ({ bucket: { name: 'api', tenant }, elapsedMs: 1 })),
+    ),
+  );
+  expect(a.sink.actions).toHaveLength(2);
+  expect(a.stream.buckets.size).toBe(2);
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.buckets_refused')).toBe(1);
+});
+
+test('while the peer does not read, what is due waits, one entry per bucket, latest share', async () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  a.sink.isReading = false;
+  const others = [open(h), open(h), open(h)];
+  for (const o of others) o.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  expect(a.sink.responses).toHaveLength(1);
+  a.sink.isReading = true;
+  await h.service.tick();
+  expect(a.sink.responses).toHaveLength(2);
+  expect(a.sink.responses[1]).toHaveLength(1);
+  expect(a.sink.held(API)).toBe(25);
+});
+
+describe('a report that breaks the rules ends the stream with INVALID_ARGUMENT naming the field', () => {
+  it.each<[string, WireUsageReports]>([
+    ['domain: must not be empty', reports('', [{ bucket: API, elapsedMs: 1 }])],
+    ['bucket_quota_usages: needs at least one item', { domain: 'edge' }],
+    [
+      'bucket_quota_usages[0].bucket_id: is required',
+      { domain: 'edge', bucketQuotaUsages: [{ timeElapsed: { seconds: 1 } }] },
+    ],
+    [
+      'bucket_quota_usages[0].bucket_id.bucket: needs at least one key and value',
+      reports('edge', [{ bucket: {}, elapsedMs: 1 }]),
+    ],
+    [
+      'bucket_quota_usages[1].bucket_id.bucket["name"]: is empty',
+      reports('edge', [
+        { bucket: API, elapsedMs: 1 },
+        { bucket: { name: '' }, elapsedMs: 1 },
+      ]),
+    ],
+    [
+      'bucket_quota_usages[0].bucket_id.bucket: has an empty key',
+      reports('edge', [{ bucket: { '': 'x' }, elapsedMs: 1 }]),
+    ],
+    [
+      'bucket_quota_usages[0].time_elapsed: is required',
+      { domain: 'edge', bucketQuotaUsages: [{ bucketId: { bucket: API } }] },
+    ],
+    [
+      'bucket_quota_usages[0].time_elapsed: must be above 0',
+      reports('edge', [{ bucket: API, elapsedMs: 0 }]),
+    ],
+  ])('%s', async (expected, message) => {
+    const h = harness(BUDGET_100);
+    const a = open(h);
+    a.stream.receive(message);
+    await settle();
+    expect(a.sink.ended).toEqual({ status: 'INVALID_ARGUMENT', message: expected });
+    expect(a.sink.responses).toEqual([]);
+    expect(h.service.openStreams.size).toBe(0);
+    expect(h.stats.snapshot().counters.get('ratelimit.rlqs.invalid_reports')).toBe(1);
+  });
+
+  test('a later report may leave the domain out, but not change it', () => {
+    const h = harness(BUDGET_100);
+    const a = open(h);
+    a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+    a.stream.receive(reports('', [{ bucket: API, elapsedMs: 300 }]));
+    expect(a.sink.ended).toBeUndefined();
+    a.stream.receive(reports('other', [{ bucket: API, elapsedMs: 300 }]));
+    expect(a.sink.ended?.status).toBe('INVALID_ARGUMENT');
+    expect(a.sink.ended?.message).toMatch(/^domain: this stream serves "edge"/);
+  });
+});
+
+test('closing ends every stream UNAVAILABLE and refuses new ones', async () => {
+  const h = harness(BUDGET_100);
+  const a = open(h);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
+  await h.service.close();
+  expect(a.sink.ended?.status).toBe('UNAVAILABLE');
+  const b = open(h);
+  expect(b.sink.ended?.status).toBe('UNAVAILABLE');
+  expect(h.service.openStreams.size).toBe(0);
+});
