@@ -4,6 +4,7 @@ import path from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { toStruct, type JsonObject } from '../../src/lib/struct';
 import { encodeConfig, TYPE_URL } from './proto';
+import { quotaBuckets } from './quota-buckets';
 
 /** A resource as the ADS response carries it. */
 export interface Resource {
@@ -140,7 +141,8 @@ function descriptors(list: readonly unknown[], at: Path, reading: FileReading): 
 
 /**
  * One resource from one file's text; the resource is named after the file. `file` names it in
- * errors (a YAML error or an unknown algorithm), which carry the line and column.
+ * errors (a YAML error, an unknown algorithm, a quota bucket the protocol cannot carry), which
+ * carry the line and column.
  */
 export function resourceFromYaml(name: string, yamlText: string, file = name): Resource {
   const reading = new FileReading(file, yamlText);
@@ -150,6 +152,7 @@ export function resourceFromYaml(name: string, yamlText: string, file = name): R
     name,
     domain: text(root.domain),
     descriptors: Array.isArray(root.descriptors) ? descriptors(root.descriptors, [], reading) : [],
+    quotaBuckets: quotaBuckets(root.quota_buckets, reading),
   };
   return { name, typeUrl: TYPE_URL, value: encodeConfig(config) };
 }

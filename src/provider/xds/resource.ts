@@ -9,6 +9,7 @@ import {
 import { describeError } from '../../lib/errors';
 import { messageType, RATE_LIMIT_CONFIG } from '../../lib/proto';
 import { fromStruct, type StructMessage } from '../../lib/struct';
+import { quotaRulesOf, type WireQuotaBucket } from './quota-resource';
 
 export const RATE_LIMIT_CONFIG_TYPE_URL = RATE_LIMIT_CONFIG.typeUrl;
 
@@ -49,6 +50,7 @@ interface WireConfig {
   name?: string;
   domain?: string;
   descriptors?: WireDescriptor[];
+  quotaBuckets?: WireQuotaBucket[];
 }
 
 function policyOf(policy: WirePolicy | undefined): RateLimitPolicyDoc | undefined {
@@ -123,10 +125,16 @@ export function decodeResource(resource: WireAny, index: number): ConfigDocument
   }
   const source =
     config.name === undefined || config.name === '' ? placeholder : `resource ${config.name}`;
+  const domain = config.domain ?? '';
+  const wireRules = config.quotaBuckets ?? [];
+  const quotaBuckets = wireRules.length === 0 ? [] : quotaRulesOf(wireRules, { domain, source });
+  if (quotaBuckets instanceof ConfigError) return quotaBuckets;
   return {
     source,
-    domain: config.domain ?? '',
+    domain,
     descriptors: (config.descriptors ?? []).map((d) => descriptorOf(d)),
     warnings: [],
+    // Left out without rules, as a file without quota_buckets leaves it out.
+    ...(quotaBuckets.length === 0 ? {} : { quotaBuckets }),
   };
 }
