@@ -1,7 +1,7 @@
 // Rate limit configuration files (the service's own YAML format) turned into RateLimitConfig resources.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { toStruct, type JsonObject } from '../../src/lib/struct';
 import { encodeConfig, TYPE_URL } from './proto';
 import { quotaBuckets } from './quota-buckets';
@@ -71,6 +71,15 @@ class FileReading {
     const range = (node as { range?: [number, number, number] } | undefined)?.range;
     return this.fail(range?.[0] ?? 0, message);
   }
+
+  /** An error at the key `key` of the map at `at` (the whole map's place if not found). */
+  failAtKey(at: Path, key: string, message: string): ConfigFileError {
+    const map: unknown = at.length === 0 ? this.doc.contents : this.doc.getIn(at, true);
+    if (!isMap(map)) return this.failAt(at, message);
+    const pair = map.items.find((item) => isScalar(item.key) && item.key.value === key);
+    const range = (pair?.key as { range?: [number, number, number] } | undefined)?.range;
+    return range === undefined ? this.failAt(at, message) : this.fail(range[0], message);
+  }
 }
 
 /** `descriptors[0].descriptors[1].rate_limit`, as the service's loader names a place. */
@@ -93,7 +102,57 @@ function algorithmOf(r: Obj, at: Path, reading: FileReading): string | undefined
   );
 }
 
+const LIMIT_KEYS = [
+  'unit',
+  'requests_per_unit',
+  'unlimited',
+  'name',
+  'replaces',
+  'algorithm',
+  'burst',
+];
+const FLAGS = [
+  ['shadow_mode', 'shadowMode'],
+  ['detailed_metric', 'detailedMetric'],
+  ['quota_mode', 'quotaMode'],
+  ['value_to_metric', 'valueToMetric'],
+  ['share_threshold', 'shareThreshold'],
+] as const;
+const DESCRIPTOR_KEYS = [
+  'key',
+  'value',
+  'rate_limit',
+  'rate_limits',
+  'descriptors',
+  'metadata',
+  ...FLAGS.map(([yamlKey]) => yamlKey),
+];
+const TOP_KEYS = ['domain', 'descriptors', 'quota_buckets'];
+
+/**
+ * Refuses a key the resource has no field for, naming where: dropped silently, a misspelt key
+ * (`request_per_unit`) would reach the service as a rule without it, and the operator would
+ * look for the mistake in the wrong place.
+ */
+function refuseUnknownKeys(
+  obj: Obj,
+  known: readonly string[],
+  at: Path,
+  reading: FileReading,
+): void {
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue;
+    const where = at.length === 0 ? 'at the top level' : `at ${yamlPath(at)}`;
+    throw reading.failAtKey(
+      at,
+      key,
+      `unknown key '${key}' ${where}; accepted: ${known.join(', ')}`,
+    );
+  }
+}
+
 function limit(r: Obj, at: Path, reading: FileReading): Obj {
+  refuseUnknownKeys(r, LIMIT_KEYS, at, reading);
   const unit = text(r.unit).toUpperCase();
   const algorithm = algorithmOf(r, at, reading);
   return {
@@ -110,16 +169,9 @@ function limit(r: Obj, at: Path, reading: FileReading): Obj {
   };
 }
 
-const FLAGS = [
-  ['shadow_mode', 'shadowMode'],
-  ['detailed_metric', 'detailedMetric'],
-  ['quota_mode', 'quotaMode'],
-  ['value_to_metric', 'valueToMetric'],
-  ['share_threshold', 'shareThreshold'],
-] as const;
-
 function descriptor(d: unknown, at: Path, reading: FileReading): Obj {
   if (!isObj(d)) return {};
+  refuseUnknownKeys(d, DESCRIPTOR_KEYS, at, reading);
   const out: Obj = { key: text(d.key), value: text(d.value) };
   if (isObj(d.rate_limit)) out.rateLimit = limit(d.rate_limit, [...at, 'rate_limit'], reading);
   if (Array.isArray(d.rate_limits)) {
@@ -148,6 +200,7 @@ export function resourceFromYaml(name: string, yamlText: string, file = name): R
   const reading = new FileReading(file, yamlText);
   const doc: unknown = reading.doc.toJS();
   const root = isObj(doc) ? doc : {};
+  refuseUnknownKeys(root, TOP_KEYS, [], reading);
   const config = {
     name,
     domain: text(root.domain),

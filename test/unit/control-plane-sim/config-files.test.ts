@@ -57,6 +57,22 @@ it('refuses an unknown algorithm, naming the file, line, column and rule', () =>
   );
 });
 
+it('refuses a key the resource has no field for, at any level, naming where it is', () => {
+  expect(refusal('domain: api\ndescriptor:\n  - key: k\n')).toMatch(
+    /^rules\/api\.yaml:2:1: unknown key 'descriptor' at the top level; accepted: domain, descriptors, quota_buckets$/,
+  );
+  expect(refusal('domain: api\ndescriptors:\n  - key: k\n    shadowmode: true\n')).toMatch(
+    /^rules\/api\.yaml:4:\d+: unknown key 'shadowmode' at descriptors\[0\]; accepted: key, /,
+  );
+  expect(
+    refusal(
+      'domain: api\ndescriptors:\n  - key: k\n    rate_limit: { unit: second, request_per_unit: 5 }\n',
+    ),
+  ).toMatch(
+    /^rules\/api\.yaml:4:\d+: unknown key 'request_per_unit' at descriptors\[0\]\.rate_limit; accepted: unit, requests_per_unit, /,
+  );
+});
+
 it('names the file and line of a YAML error, not the directory', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'sim-files-'));
   writeFileSync(path.join(dir, 'good.yaml'), 'domain: good\ndescriptors: []\n');
