@@ -116,6 +116,25 @@ describe('flow control floods: no frame walks every stream', () => {
   });
 });
 
+describe('one connection read a turn at a time', () => {
+  it('a burst of many turns is read whole and in order: every call answered, then its PING', async () => {
+    const { port } = await serve();
+    const client = open(port);
+    // 900 calls with 1 KB bodies and a PING, in one write: about 1 MB, many turns of reading.
+    const calls = Array.from({ length: 900 }, (_, i) => [
+      frame(T.HEADERS, END_HEADERS, 2 * i + 1, request('/', [['reply-bytes', '1']])),
+      frame(T.DATA, END_STREAM, 2 * i + 1, Buffer.alloc(1000, 0x61)),
+    ]).flat();
+    client.send(...calls, frame(T.PING, 0, 0, Buffer.from('lastlast')));
+    await client.next((f) => f.type === T.PING && f.payload.toString('latin1') === 'lastlast');
+    const ends = client.frames
+      .filter((f) => f.stream !== 0 && (f.flags & END_STREAM) !== 0)
+      .map((f) => f.stream);
+    expect(new Set(ends).size).toBe(900);
+    expect(client.isClosed).toBe(false);
+  });
+});
+
 describe('acknowledgements a client asks for faster than it reads them: cut', () => {
   it.each(['ping', 'settings'] as const)('%s', async (kind) => {
     const { port } = await serve();
