@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    // The rig's runner is a plain node script, like bin/.
+    // The rig's runner and the flood rig's child programs are plain node scripts, like bin/.
     ignores: [
       'dist/**',
       'node_modules/**',
@@ -14,6 +14,8 @@ export default tseslint.config(
       '*.cjs',
       '*.mjs',
       'test/reliability/run.mjs',
+      'test/helpers/h2-flood-*.mjs',
+      'test/helpers/h2-flood-*.cjs',
     ],
   },
   eslint.configs.recommended,

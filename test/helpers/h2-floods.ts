@@ -138,3 +138,86 @@ export function unfinishedBodies(
   }
   return Buffer.concat(frames);
 }
+
+/** `count` calls each reset (RST_STREAM CANCEL) right after its HEADERS: the rapid reset. */
+export function rapidReset(count: number, headerBlock: Buffer = request()): Buffer {
+  const frames: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = 1 + 2 * i;
+    frames.push(
+      frame(T.HEADERS, END_HEADERS, id, headerBlock),
+      frame(T.RST_STREAM, 0, id, words(0x8)),
+    );
+  }
+  return Buffer.concat(frames);
+}
+
+/** One flood of the rig: what each attacking connection sends after its opening SETTINGS. */
+export interface Flood {
+  readonly name: string;
+  /** Sent once per connection after the preface and SETTINGS. */
+  readonly opening?: Buffer;
+  /** Sent again and again while the connection stays open, on new streams each time. */
+  readonly repeat: Buffer;
+  /** Connections at a time. */
+  readonly width: number;
+  /** `repeat` is sent once: the connection then holds what it sent. */
+  readonly once?: boolean;
+  /** false: the attacker never reads what the server sends. */
+  readonly isReading?: boolean;
+}
+
+/** The floods of the reliability rig, over calls with the header block `call` and `body`. */
+export function rigFloods(call: Buffer, body: Buffer): readonly Flood[] {
+  return [
+    {
+      name: 'WINDOW_UPDATE(0,+1) flood, 1,000 streams blocked on a zero window',
+      width: 1,
+      opening: blockedStreams(1000, call, body),
+      repeat: windowUpdateFlood(5000),
+    },
+    {
+      name: 'WINDOW_UPDATE(0,+1) flood, 4 connections of 1,000 streams blocked on a zero window',
+      width: 4,
+      opening: blockedStreams(1000, call, body),
+      repeat: windowUpdateFlood(5000),
+    },
+    {
+      name: 'SETTINGS moving INITIAL_WINDOW_SIZE, 1,000 blocked streams',
+      width: 1,
+      opening: blockedStreams(1000, call, body),
+      repeat: initialWindowFlood(500),
+    },
+    { name: 'SETTINGS of 2,730 entries', width: 1, repeat: largeSettings(2730) },
+    { name: 'PING flood, never read', width: 1, isReading: false, repeat: ackFlood('ping', 4000) },
+    {
+      name: 'SETTINGS flood, never read',
+      width: 1,
+      isReading: false,
+      repeat: ackFlood('settings', 4000),
+    },
+    {
+      name: 'header blocks past the list limit (100 KB literal)',
+      width: 1,
+      repeat: oversizedBlocks('literal', 10, 100_000),
+    },
+    {
+      name: 'HPACK bomb (120,000 references to a 4 KB entry)',
+      width: 1,
+      repeat: oversizedBlocks('bomb', 10, 120_000),
+    },
+    { name: 'RST_STREAM rapid reset', width: 1, repeat: rapidReset(1000, call) },
+    {
+      name: '20 connections, unfinished blocks of 130,000 one-byte CONTINUATION frames',
+      width: 20,
+      once: true,
+      repeat: continuationFlood(130_000),
+    },
+    {
+      name: '50 connections, 4 unfinished 1 MiB bodies each',
+      width: 50,
+      once: true,
+      repeat: unfinishedBodies(4, 1024 * 1024, call),
+    },
+  ];
+}

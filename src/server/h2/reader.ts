@@ -1,5 +1,14 @@
-// Splits a connection's incoming bytes into the client preface and then whole frames.
+// Splits a connection's incoming bytes into the client preface and then whole frames, a turn's
+// worth at a time: once a turn's budget of work is spent, the rest waits for resume().
 import { ConnectionError, ErrorCode, FRAME_HEADER_BYTES, PREFACE } from './frames';
+
+/** The turn of the event loop, counted only while some connection is being read. */
+let turn = 0;
+let isTurnCounted = false;
+function nextTurn(): void {
+  turn += 1;
+  isTurnCounted = false;
+}
 
 /** Receives each whole frame; `payload` is a view valid only during the call. */
 export type FrameSink = (type: number, flags: number, stream: number, payload: Buffer) => void;
@@ -11,15 +20,59 @@ export class FrameReader {
   /** How many bytes the unfinished part needs before it is worth joining. */
   private needed = 0;
   private isPrefaceRead = false;
+  /** Work done in this turn (or since resume()): frame bytes, and what charge() added. */
+  private spent = 0;
+  private turn = 0;
+  private isTurnOver = false;
 
-  /** @param maxFrameBytes the SETTINGS_MAX_FRAME_SIZE this side advertised. */
+  /**
+   * @param maxFrameBytes the SETTINGS_MAX_FRAME_SIZE this side advertised.
+   * @param turnBytes the work after which the frames left wait for resume().
+   */
   constructor(
     private readonly maxFrameBytes: number,
     private readonly sink: FrameSink,
+    private readonly turnBytes = Infinity,
   ) {}
+
+  /** The turn's budget is spent: frames read wait until resume(). */
+  get isHeld(): boolean {
+    return this.isTurnOver;
+  }
+
+  /** Work beyond a frame's bytes (a stream opened), counted against the turn. */
+  charge(bytes: number): void {
+    this.spent += bytes;
+  }
+
+  /** A new turn: the frames that waited are read, until its budget is spent in turn. */
+  resume(): void {
+    this.isTurnOver = false;
+    this.spent = 0;
+    if (this.parts.length === 0) return;
+    const buf = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
+    this.parts = [];
+    this.partBytes = 0;
+    this.frames(buf, 0);
+  }
 
   /** Feeds one chunk; throws ConnectionError for bytes that cannot be HTTP/2. */
   read(chunk: Buffer): void {
+    if (this.isTurnOver) {
+      // What arrives meanwhile waits behind the frames already waiting.
+      this.parts.push(chunk);
+      this.partBytes += chunk.length;
+      return;
+    }
+    // The budget is a turn's: a connection that sends little each turn is never held.
+    if (this.turn !== turn) {
+      this.turn = turn;
+      this.spent = 0;
+    }
+    if (!isTurnCounted) {
+      isTurnCounted = true;
+      setImmediate(nextTurn);
+    }
     let buf = chunk;
     if (this.parts.length > 0) {
       this.parts.push(chunk);
@@ -67,6 +120,12 @@ export class FrameReader {
       const stream = buf.readUInt32BE(offset + 5) & 0x7fffffff;
       this.sink(type, flags, stream, buf.subarray(offset + FRAME_HEADER_BYTES, end));
       offset = end;
+      this.spent += FRAME_HEADER_BYTES + length;
+      if (this.spent >= this.turnBytes && offset < buf.length) {
+        this.isTurnOver = true;
+        this.keep(buf.subarray(offset), FRAME_HEADER_BYTES);
+        return;
+      }
     }
     if (offset < buf.length) this.keep(buf.subarray(offset), FRAME_HEADER_BYTES);
   }

@@ -38,6 +38,14 @@ export type StreamListener = (stream: H2Stream, headers: H2Headers) => void;
 
 /** Reading stops while this much output waits for the client to read (PING/SETTINGS floods). */
 const PAUSE_OUTPUT_BYTES = 1024 * 1024;
+/**
+ * The frame bytes one connection is read in a turn of the event loop before the other
+ * connections get theirs: a connection sending floods of small frames, or a thousand calls at
+ * once, holds the others up for about a millisecond at a time, not for all it sent.
+ */
+const TURN_BYTES = 64 * 1024;
+/** What a HEADERS frame counts for against TURN_BYTES: opening a stream costs about that. */
+const STREAM_OPEN_BYTES = 1024;
 /** How long a closing connection waits for the client's FIN before it is cut. */
 const LINGER_MS = 1000;
 /** How long the first GOAWAY waits for its PING's answer before the final one goes. */
@@ -68,7 +76,10 @@ export class H2Session extends EventEmitter {
   private goawayTimer: NodeJS.Timeout | undefined = undefined;
   private isReading = false;
   private isFlushScheduled = false;
+  /** Reading stopped until the client reads what waits for it. */
   private isPaused = false;
+  /** Reading stopped until the next turn of the event loop. */
+  private isYielding = false;
 
   constructor(
     readonly socket: net.Socket,
@@ -97,9 +108,13 @@ export class H2Session extends EventEmitter {
     this.send = new SendSide(this.output, this.streams, this.limits, () => {
       this.scheduleFlush();
     });
-    this.reader = new FrameReader(DEFAULT_MAX_FRAME, (type, flags, stream, payload) => {
-      this.onFrame(type, flags, stream, payload);
-    });
+    this.reader = new FrameReader(
+      DEFAULT_MAX_FRAME,
+      (type, flags, stream, payload) => {
+        this.onFrame(type, flags, stream, payload);
+      },
+      TURN_BYTES,
+    );
     this.output.frame(FrameType.SETTINGS, 0, 0, settingsPayload(options));
     this.output.frameOfWords(FrameType.WINDOW_UPDATE, 0, CONNECTION_WINDOW - DEFAULT_WINDOW);
     this.output.flush();
@@ -184,15 +199,43 @@ export class H2Session extends EventEmitter {
 
   private onData(chunk: Buffer): void {
     if (this.destroyed) return;
+    this.readFrames(chunk);
+  }
+
+  /** This connection has had its turn: the rest of what it sent is read in the next one. */
+  private yieldTurn(): void {
+    if (this.isYielding || this.destroyed) return;
+    this.isYielding = true;
+    this.socket.pause();
+    setImmediate(nextTurn, this);
+  }
+
+  /** The next turn: what waited is read, and reading goes on unless the output is full. */
+  resumeTurn(): void {
+    this.isYielding = false;
+    if (this.destroyed) return;
+    this.readFrames(undefined);
+    if (!this.reader.isHeld) this.readOn();
+  }
+
+  /** Reading goes on unless the output is full or the connection is gone. */
+  private readOn(): void {
+    if (!this.isPaused && !this.destroyed) this.socket.resume();
+  }
+
+  /** Reads `chunk`, or (undefined) what waited for this turn; flushes what the frames wrote. */
+  private readFrames(chunk: Buffer | undefined): void {
     this.isReading = true;
     try {
-      this.reader.read(chunk);
+      if (chunk === undefined) this.reader.resume();
+      else this.reader.read(chunk);
     } catch (err: unknown) {
       this.failConnection(err);
     } finally {
       this.isReading = false;
     }
     this.flush();
+    if (this.reader.isHeld) this.yieldTurn();
   }
 
   private onFrame(type: number, flags: number, stream: number, payload: Buffer): void {
@@ -209,6 +252,7 @@ export class H2Session extends EventEmitter {
         this.receive.onDataFrame(flags, stream, payload);
         return;
       case FrameType.HEADERS:
+        this.reader.charge(STREAM_OPEN_BYTES);
         this.receive.onHeaders(flags, stream, payload);
         return;
       case FrameType.CONTINUATION:
@@ -320,7 +364,7 @@ export class H2Session extends EventEmitter {
       this.socket.once('drain', () => {
         this.isPaused = false;
         this.limits.acksDelivered();
-        if (!this.destroyed) this.socket.resume();
+        if (!this.destroyed && !this.isYielding) this.socket.resume();
       });
     }
   }
@@ -338,6 +382,10 @@ export class H2Session extends EventEmitter {
 
 function flushLater(session: H2Session): void {
   session.flush();
+}
+
+function nextTurn(session: H2Session): void {
+  session.resumeTurn();
 }
 
 /** This side's SETTINGS: six bytes per setting, a 16-bit id and a 32-bit value. */

@@ -4,7 +4,15 @@
 // with an innocent client are in docs/reliability.md.
 import { BufferBudget } from '../../../../src/server/h2';
 import { eventually } from '../../../helpers/eventually';
-import { END_HEADERS, END_STREAM, frame, RawClient, request, T } from '../../../helpers/h2-frames';
+import {
+  END_HEADERS,
+  END_STREAM,
+  frame,
+  RawClient,
+  request,
+  T,
+  words,
+} from '../../../helpers/h2-frames';
 import {
   ackFlood,
   blockedStreams,
@@ -47,15 +55,46 @@ async function handlingMs(client: RawClient, bytes: Buffer): Promise<number> {
 describe('flow control floods: no frame walks every stream', () => {
   it('WINDOW_UPDATE(0, +1) with 1,000 streams blocked costs what it costs with none', async () => {
     const { port } = await serve();
+    // Both connections opened 1,000 streams, so both may send 2,005 updates.
     const idle = open(port);
+    idle.send(blockedStreams(1000, request('/', [['reply-bytes', '0']])));
     await idle.roundTrip();
-    const baseline = await handlingMs(idle, windowUpdateFlood(50_000));
+    const baseline = await handlingMs(idle, windowUpdateFlood(2000));
     const busy = open(port);
     busy.send(blockedStreams(1000));
     await busy.roundTrip();
-    const loaded = await handlingMs(busy, windowUpdateFlood(50_000));
+    const loaded = await handlingMs(busy, windowUpdateFlood(2000));
     expect(busy.isClosed).toBe(false);
     expect(loaded).toBeLessThan(4 * baseline + 50);
+  });
+
+  it('WINDOW_UPDATE frames for data never sent: cut', async () => {
+    const { port } = await serve();
+    const client = open(port);
+    client.send(blockedStreams(1000));
+    await client.roundTrip();
+    client.send(windowUpdateFlood(2006));
+    expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+  });
+
+  it('WINDOW_UPDATE frames that follow the DATA sent: kept', async () => {
+    const { port } = await serve();
+    const client = open(port);
+    const calls = Array.from({ length: 100 }, (_, i) =>
+      frame(T.HEADERS, END_HEADERS | END_STREAM, 2 * i + 1, request('/', [['reply-bytes', '10']])),
+    );
+    client.send(...calls);
+    await client.answered(199);
+    // An update on the connection and one on the stream for every DATA frame received.
+    const data = client.frames.filter((f) => f.type === T.DATA);
+    client.send(
+      ...data.flatMap((f) => [
+        frame(T.WINDOW_UPDATE, 0, 0, words(1)),
+        frame(T.WINDOW_UPDATE, 0, f.stream, words(1)),
+      ]),
+    );
+    await client.roundTrip();
+    expect(client.isClosed).toBe(false);
   });
 
   it('SETTINGS moving the initial window of 1,000 blocked streams: cut', async () => {
@@ -74,6 +113,25 @@ describe('flow control floods: no frame walks every stream', () => {
     await client.roundTrip();
     client.send(largeSettings(33));
     expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+  });
+});
+
+describe('one connection read a turn at a time', () => {
+  it('a burst of many turns is read whole and in order: every call answered, then its PING', async () => {
+    const { port } = await serve();
+    const client = open(port);
+    // 900 calls with 1 KB bodies and a PING, in one write: about 1 MB, many turns of reading.
+    const calls = Array.from({ length: 900 }, (_, i) => [
+      frame(T.HEADERS, END_HEADERS, 2 * i + 1, request('/', [['reply-bytes', '1']])),
+      frame(T.DATA, END_STREAM, 2 * i + 1, Buffer.alloc(1000, 0x61)),
+    ]).flat();
+    client.send(...calls, frame(T.PING, 0, 0, Buffer.from('lastlast')));
+    await client.next((f) => f.type === T.PING && f.payload.toString('latin1') === 'lastlast');
+    const ends = client.frames
+      .filter((f) => f.stream !== 0 && (f.flags & END_STREAM) !== 0)
+      .map((f) => f.stream);
+    expect(new Set(ends).size).toBe(900);
+    expect(client.isClosed).toBe(false);
   });
 });
 

@@ -60,3 +60,60 @@ it('refuses a wrong preface at its first wrong byte, and frames past the size li
     big.read.read(Buffer.concat([PREFACE, frame(0, 1, Buffer.alloc(16_385))]));
   }).toThrow(/exceeds SETTINGS_MAX_FRAME_SIZE/);
 });
+
+describe('a turn budget', () => {
+  function budgeted(turnBytes: number): { read: FrameReader; seen: Seen[] } {
+    const seen: Seen[] = [];
+    const read = new FrameReader(
+      16_384,
+      (type, _flags, stream, payload) => {
+        seen.push({ type, stream, payload: payload.toString('latin1') });
+      },
+      turnBytes,
+    );
+    return { read, seen };
+  }
+  const small = Array.from({ length: 10 }, (_, i) => frame(0, 2 * i + 1, Buffer.from('abcdefg')));
+  const expectedSmall = small.map((_, i) => ({ type: 0, stream: 2 * i + 1, payload: 'abcdefg' }));
+
+  it('holds the frames past the budget until resume(), then reads them in order', () => {
+    // Each frame is 16 bytes: a budget of 40 bytes reads three, then holds the rest.
+    const { read, seen } = budgeted(40);
+    read.read(Buffer.concat([PREFACE, ...small]));
+    expect(seen).toHaveLength(3);
+    expect(read.isHeld).toBe(true);
+    // What comes meanwhile waits behind what is held, even a piece of a frame.
+    const late = frame(0, 99, Buffer.from('late'));
+    read.read(late.subarray(0, 5));
+    expect(seen).toHaveLength(3);
+    read.read(late.subarray(5));
+    let turns = 1;
+    while (read.isHeld && turns < 20) {
+      read.resume();
+      turns += 1;
+    }
+    expect(turns).toBe(4);
+    expect(seen).toEqual([...expectedSmall, { type: 0, stream: 99, payload: 'late' }]);
+  });
+
+  it('counts charged work against the turn, and a resume() with nothing held is harmless', () => {
+    const { read, seen } = budgeted(1000);
+    read.read(PREFACE);
+    read.resume();
+    expect(read.isHeld).toBe(false);
+    read.charge(990);
+    read.read(Buffer.concat(small.slice(0, 2)));
+    expect(seen).toHaveLength(1);
+    expect(read.isHeld).toBe(true);
+    read.resume();
+    expect(seen).toEqual(expectedSmall.slice(0, 2));
+    expect(read.isHeld).toBe(false);
+  });
+
+  it('never holds the last frame of what it was given', () => {
+    const { read, seen } = budgeted(1);
+    read.read(Buffer.concat([PREFACE, small[0] as Buffer]));
+    expect(seen).toHaveLength(1);
+    expect(read.isHeld).toBe(false);
+  });
+});

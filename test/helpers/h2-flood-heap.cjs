@@ -1,0 +1,41 @@
+// Preloaded into the service by the flood rig (NODE_OPTIONS=-r), never by the service itself:
+// writes the process's memory every 200 ms to the file named by H2_FLOOD_HEAP_FILE, so that the
+// rig can tell RSS held by live objects (V8 heap used, Buffers) from RSS the heap or the
+// allocator keeps once the objects are garbage. On SIGUSR2, sent by the rig only once its
+// figures are taken, it collects garbage and writes the memory then to FILE.collected: what
+// was still live, and what RSS stays after the collection. The service itself never collects.
+'use strict';
+const { writeFileSync } = require('node:fs');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+
+const file = process.env.H2_FLOOD_HEAP_FILE;
+const MIB = 1024 * 1024;
+
+function write(to) {
+  const usage = process.memoryUsage();
+  const line = {
+    rss: usage.rss / MIB,
+    heapUsed: usage.heapUsed / MIB,
+    heapTotal: usage.heapTotal / MIB,
+    external: usage.external / MIB,
+  };
+  writeFileSync(to, JSON.stringify(line));
+}
+
+if (file !== undefined && file !== '') {
+  write(file);
+  setInterval(() => write(file), 200).unref();
+  // The collector, for this preload alone: the service's global scope stays as it is.
+  v8.setFlagsFromString('--expose-gc');
+  const collect = vm.runInNewContext('gc');
+  // Freed Buffers leave the external count only once V8 has swept them, after the collection
+  // returns: collect again a little later, then write.
+  process.on('SIGUSR2', () => {
+    collect();
+    setTimeout(() => {
+      collect();
+      setTimeout(() => write(`${file}.collected`), 300);
+    }, 300);
+  });
+}
