@@ -5,7 +5,7 @@
 // figures are taken, it collects garbage and writes the memory then to FILE.collected: what
 // was still live, and what RSS stays after the collection. The service itself never collects.
 'use strict';
-const { writeFileSync } = require('node:fs');
+const { renameSync, writeFileSync } = require('node:fs');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 
@@ -20,7 +20,9 @@ function write(to) {
     heapTotal: usage.heapTotal / MIB,
     external: usage.external / MIB,
   };
-  writeFileSync(to, JSON.stringify(line));
+  // Written aside and renamed: the rig reads the file at any moment and must see it whole.
+  writeFileSync(`${to}.tmp`, JSON.stringify(line));
+  renameSync(`${to}.tmp`, to);
 }
 
 if (file !== undefined && file !== '') {

@@ -125,7 +125,7 @@ it('answers UNAVAILABLE and 500 for keys on a server killed under calls, counts 
   expect(err.code).toBe(status.UNAVAILABLE);
   expect(err.details).toMatch(
     new RegExp(
-      `^memcache backend unreachable \\(${address}\\): connection (refused|closed|reset)$`,
+      `^memcache backend unreachable \\(${address}\\): connection (refused|closed|reset|broken)$`,
     ),
   );
   const http = await service.json({
