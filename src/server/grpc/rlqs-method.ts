@@ -134,6 +134,8 @@ export class RlqsMethod {
     const messages = new MessageStream(encoding, this.options.maxRequestBytes);
     stream.on('data', (chunk: Buffer) => {
       this.received(quotaStream, messages, chunk);
+      // Reports read are done with: a stream open for hours holds only its unfinished one.
+      stream.keepOnly(messages.heldBytes);
     });
     stream.on('end', () => {
       if (messages.isCut) quotaStream.end('INVALID_ARGUMENT', 'the last message is cut short');
