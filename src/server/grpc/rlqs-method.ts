@@ -3,8 +3,8 @@
 // written back whenever the service has them, within bounds per connection and per stream.
 import type { H2Connection, H2Stream, OutgoingHeaders } from '../h2';
 import type { LastResort } from '../last-resort';
+import { BucketIdCache, decodeUsageReports } from '../wire/rlqs-reports';
 import {
-  decodeReports,
   encodeResponse,
   STREAM_RATE_LIMIT_QUOTAS,
   UndecodableReport,
@@ -54,6 +54,12 @@ const HEADERS: OutgoingHeaders = Object.freeze({
  * quota service.
  */
 const MAX_UNREAD_BYTES = 16 * 1024;
+
+/**
+ * Bucket ids a stream's decoder keeps (RLQS_MAX_BUCKETS_PER_STREAM's default): a stream that
+ * reports more has the ones past it decoded every time.
+ */
+const CACHED_BUCKET_IDS = 10_000;
 
 function peerOf(stream: H2Stream): string {
   const socket = (stream.session as { socket?: { remoteAddress?: string; remotePort?: number } })
@@ -132,8 +138,9 @@ export class RlqsMethod {
     const quotaStream = this.options.streams.openStream(new StreamSink(stream), peerOf(stream));
     this.open.set(stream, quotaStream);
     const messages = new MessageStream(encoding, this.options.maxRequestBytes);
+    const ids = new BucketIdCache(CACHED_BUCKET_IDS);
     stream.on('data', (chunk: Buffer) => {
-      this.received(quotaStream, messages, chunk);
+      this.received(quotaStream, messages, chunk, ids);
       // Reports read are done with: a stream open for hours holds only its unfinished one.
       stream.keepOnly(messages.heldBytes);
     });
@@ -160,11 +167,16 @@ export class RlqsMethod {
       quotaStream.end('UNAVAILABLE', 'the server is shutting down');
   }
 
-  private received(quotaStream: QuotaStream, messages: MessageStream, chunk: Buffer): void {
+  private received(
+    quotaStream: QuotaStream,
+    messages: MessageStream,
+    chunk: Buffer,
+    ids: BucketIdCache,
+  ): void {
     try {
       for (const message of messages.push(chunk)) {
         if (quotaStream.isEnded) return;
-        quotaStream.receive(decodeReports(message.buf.subarray(message.start, message.end)));
+        quotaStream.receive(decodeUsageReports(message.buf, message.start, message.end, ids));
       }
     } catch (err: unknown) {
       if (err instanceof CallError) this.fail(quotaStream, err.code, err.message);
