@@ -52,6 +52,7 @@ import {
   writeRlqsConfig,
   type RlqsStreamsBeside,
 } from './rlqs-rows';
+import type { RlqsShape } from './rlqs-load';
 import { beforeTwins } from './before-twins';
 import {
   CONFIG,
@@ -262,10 +263,10 @@ async function measure(
         : rlqsLoadOptions(rlqs, server.port, WARMUP_MS, SECONDS * 1000);
     const optionsFile = path.join(work, `load-options-${++loadRuns}.json`);
     writeFileSync(optionsFile, JSON.stringify(options));
-    // Quota streams beside the load are watching their buckets before the load starts.
-    beside =
-      scenario.rlqsStreams &&
-      (await startRlqsStreams(ROOT, CORES.load, work, server.port, scenario.rlqsStreams));
+    const streams = scenario.rlqsStreams;
+    const openStreams = (shape: RlqsShape): Promise<RlqsStreamsBeside> =>
+      startRlqsStreams(ROOT, CORES.load, work, server.port, shape);
+    if (streams?.opened === 'first') beside = await openStreams(streams.shape);
     const load = pinned(CORES.load, process.execPath, [
       path.join(ROOT, 'dist', 'bench', rlqs === undefined ? 'load.js' : 'rlqs-load.js'),
       optionsFile,
@@ -283,6 +284,11 @@ async function measure(
       () => `${scenario.name}: the load generator to start its warm-up:\n${loadOutput()}`,
       FILL_TIMEOUT_MS,
     );
+    if (streams?.opened === 'under load') {
+      beside = await openStreams(streams.shape);
+      if (loadOutput().includes('measuring\n'))
+        throw new Error(`${scenario.name}: the quota streams were not watching by the window`);
+    }
     await delay(SETTLE_AFTER_MS);
     collectInFull([...server.pids(), ...(scenario.workers > 1 ? [server.child.pid] : [])]);
     // CPU and Redis commands are counted over the measured window only, which the load

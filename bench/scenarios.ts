@@ -77,8 +77,15 @@ export interface Scenario {
   readonly beside?: string;
   /** The load is quota streams' usage reports (bench/rlqs-load.ts), not ShouldRateLimit calls. */
   readonly rlqsLoad?: RlqsShape;
-  /** Quota streams report at their interval beside the row's load for the whole run. */
-  readonly rlqsStreams?: RlqsShape;
+  /** Quota streams reporting at their interval beside the row's load for the whole window. */
+  readonly rlqsStreams?: BesideStreams;
+}
+
+/** Quota streams beside a row's load (bench/rlqs-rows.ts). */
+export interface BesideStreams {
+  readonly shape: RlqsShape;
+  /** Into the idle service before the load starts, or once the load's warm-up has begun. */
+  readonly opened: 'first' | 'under load';
 }
 
 /** What the load generator sends for a row of ShouldRateLimit calls (bench/load.ts). */
