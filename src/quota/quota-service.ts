@@ -8,7 +8,7 @@ import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
 import { QuotaStream, type QuotaStreamSink, type StreamHost } from './quota-stream';
-import { isSamePolicy, QuotaRuleSet, type QuotaRule } from './rules';
+import { isSamePolicy, QuotaRuleSet, type BucketPairs, type QuotaRule } from './rules';
 
 /** The bounds and timings of the quota service (settings). */
 export interface QuotaLimits {
@@ -36,6 +36,11 @@ export class QuotaService implements StreamHost {
   private readonly buckets = new Map<string, Bucket<QuotaStream>>();
   private readonly streams = new Set<QuotaStream>();
   private readonly dirty = new Set<QuotaStream>();
+  /** Bucket keys of the pairs a stream's reports name again and again (validate.ts). */
+  private readonly keys = new WeakMap<
+    BucketPairs,
+    { readonly domain: string; readonly key: string }
+  >();
   /** Buckets this replica published at the last exchange (withdrawn when they go). */
   private published = new Set<string>();
   private lastExchangeMs = 0;
@@ -129,7 +134,7 @@ export class QuotaService implements StreamHost {
     const nowMs = this.nowMs();
     const touched = new Set<Bucket<QuotaStream>>();
     for (const usage of reports.usages) {
-      const key = JSON.stringify([domain, bucketKey(usage.bucket)]);
+      const key = this.keyOf(domain, usage.bucket);
       let bucket = stream.buckets.get(key);
       if (bucket === undefined) {
         if (stream.buckets.size >= this.options.limits.maxBucketsPerStream) {
@@ -207,6 +212,14 @@ export class QuotaService implements StreamHost {
     for (const stream of [...this.streams])
       stream.end('UNAVAILABLE', 'the server is shutting down');
     await this.options.share.close();
+  }
+
+  private keyOf(domain: string, pairs: BucketPairs): string {
+    const known = this.keys.get(pairs);
+    if (known?.domain === domain) return known.key;
+    const key = bucketKey(domain, pairs);
+    this.keys.set(pairs, { domain, key });
+    return key;
   }
 
   private bucketFor(

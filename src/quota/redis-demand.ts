@@ -15,37 +15,53 @@ import type { RemoteClaim } from './bucket';
 import { newReplicaId, type QuotaDemandShare } from './demand-share';
 
 /**
- * KEYS[1] the bucket's hash; ARGV: replica id, its claims ('' withdraws them), TTL in ms.
- * Writes this replica's field stamped with its expiry on Redis's clock (replicas' clocks may
- * differ; Redis's is one), drops expired fields, and returns the other live fields.
+ * KEYS: the buckets' hashes; ARGV: replica id, TTL in ms, then each key's claims ('' withdraws
+ * them). For each key, writes this replica's field stamped with its expiry on Redis's clock
+ * (replicas' clocks may differ; Redis's is one), drops expired fields, and returns the other
+ * live fields: one list per key, in order.
  */
 export const EXCHANGE_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[3])
-if ARGV[2] == '' then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-else
-  redis.call('HSET', KEYS[1], ARGV[1], (now + ttl) .. '|' .. ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], ttl * 2)
-end
-local all = redis.call('HGETALL', KEYS[1])
+local replica = ARGV[1]
+local ttl = tonumber(ARGV[2])
 local out = {}
-for i = 1, #all, 2 do
-  local value = all[i + 1]
-  local bar = string.find(value, '|', 1, true)
-  local expires = bar and tonumber(string.sub(value, 1, bar - 1)) or 0
-  if expires < now then
-    redis.call('HDEL', KEYS[1], all[i])
-  elseif all[i] ~= ARGV[1] then
-    table.insert(out, string.sub(value, bar + 1))
+for k = 1, #KEYS do
+  local key = KEYS[k]
+  local claims = ARGV[k + 2]
+  if claims == '' then
+    redis.call('HDEL', key, replica)
+  else
+    redis.call('HSET', key, replica, (now + ttl) .. '|' .. claims)
+    redis.call('PEXPIRE', key, ttl * 2)
   end
+  local all = redis.call('HGETALL', key)
+  local others = {}
+  for i = 1, #all, 2 do
+    local value = all[i + 1]
+    local bar = string.find(value, '|', 1, true)
+    local expires = bar and tonumber(string.sub(value, 1, bar - 1)) or 0
+    if expires < now then
+      redis.call('HDEL', key, all[i])
+    elseif all[i] ~= replica then
+      table.insert(others, string.sub(value, bar + 1))
+    end
+  end
+  out[k] = others
 end
 return out
 `;
 
+/**
+ * Buckets one script call exchanges on a single server (a cluster's keys must share a slot:
+ * one each there): a tick's thousand buckets in a few calls, each holding Redis for about a
+ * millisecond.
+ */
+const KEYS_PER_CALL = 200;
+
 type ExchangeClient = (Redis | Cluster) & {
-  rlqsExchange(key: string, replica: string, claims: string, ttlMs: number): Promise<unknown>;
+  /** The number of keys, the keys, then replica id, TTL and each key's claims. */
+  rlqsExchange(keyCount: number, ...args: (string | number)[]): Promise<unknown>;
 };
 
 export interface RedisDemandOptions {
@@ -115,6 +131,7 @@ export class RedisDemandShare implements QuotaDemandShare {
   private constructor(
     readonly replicaId: string,
     private readonly client: ExchangeClient,
+    private readonly isCluster: boolean,
     private readonly options: RedisDemandOptions,
   ) {}
 
@@ -131,7 +148,7 @@ export class RedisDemandShare implements QuotaDemandShare {
       );
     const handle = createInstanceClient(instance);
     const client = handle.client as unknown as ExchangeClient;
-    client.defineCommand('rlqsExchange', { numberOfKeys: 1, lua: EXCHANGE_LUA });
+    client.defineCommand('rlqsExchange', { lua: EXCHANGE_LUA });
     client.on('error', (err: Error) => {
       logger.debug('rlqs redis client error', { error: err.message });
     });
@@ -143,7 +160,8 @@ export class RedisDemandShare implements QuotaDemandShare {
       throw err;
     }
     logger.info('rlqs demand sharing connected', { target: describeInstance(instance) });
-    return new RedisDemandShare(options.replicaId ?? newReplicaId(), client, options);
+    const replicaId = options.replicaId ?? newReplicaId();
+    return new RedisDemandShare(replicaId, client, handle.isCluster, options);
   }
 
   private key(bucket: string): string {
@@ -154,19 +172,13 @@ export class RedisDemandShare implements QuotaDemandShare {
     local: ReadonlyMap<string, readonly RemoteClaim[]>,
   ): Promise<ReadonlyMap<string, readonly RemoteClaim[]>> {
     const entries = [...local];
-    const answers = await Promise.all(
-      entries.map(([bucket, claims]) => {
-        const payload =
-          claims.length === 0
-            ? ''
-            : JSON.stringify(claims.map((c) => [c.id, c.demandPerSecond ?? null]));
-        return this.client.rlqsExchange(
-          this.key(bucket),
-          this.replicaId,
-          payload,
-          this.options.ttlMs,
-        );
-      }),
+    const answers = await this.call(
+      entries.map(([bucket, claims]) => [
+        this.key(bucket),
+        claims.length === 0
+          ? ''
+          : JSON.stringify(claims.map((c) => [c.id, c.demandPerSecond ?? null])),
+      ]),
     );
     const others = new Map<string, RemoteClaim[]>();
     entries.forEach(([bucket, claims], i) => {
@@ -179,6 +191,35 @@ export class RedisDemandShare implements QuotaDemandShare {
       if (remote.length > 0) others.set(bucket, remote);
     });
     return others;
+  }
+
+  /**
+   * Every bucket's exchange, each answer in order: on one server up to KEYS_PER_CALL buckets a
+   * script call, one call after the other; on a cluster one call per bucket. A command per
+   * bucket, a thousand each tick, cost the replica more than its Envoys' reports, and while
+   * they ran the young collections promoted ShouldRateLimit calls' objects: the old generation
+   * grew by some 40 MB a second (docs/performance.md).
+   */
+  private async call(
+    calls: readonly (readonly [key: string, claims: string])[],
+  ): Promise<unknown[]> {
+    const run = async (batch: readonly (readonly [string, string])[]): Promise<unknown[]> => {
+      const answer = await this.client.rlqsExchange(
+        batch.length,
+        ...batch.map(([key]) => key),
+        this.replicaId,
+        this.options.ttlMs,
+        ...batch.map(([, claims]) => claims),
+      );
+      if (!Array.isArray(answer) || answer.length !== batch.length)
+        throw new Error('the exchange script answered something else than a list per key');
+      return answer as unknown[];
+    };
+    if (this.isCluster) return (await Promise.all(calls.map((c) => run([c])))).flat(1);
+    const out: unknown[] = [];
+    for (let at = 0; at < calls.length; at += KEYS_PER_CALL)
+      out.push(...(await run(calls.slice(at, at + KEYS_PER_CALL))));
+    return out;
   }
 
   /** Withdraws this replica's demand (so the others rebalance at once), then disconnects. */

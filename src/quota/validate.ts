@@ -37,21 +37,43 @@ export function durationMs(duration: WireDuration): number {
 
 type WireUsage = NonNullable<WireUsageReports['bucketQuotaUsages']>[number];
 
-function usageOf(usage: WireUsage, at: string): BucketUsage {
-  const pairs = Object.entries(usage.bucketId?.bucket ?? {});
-  if (usage.bucketId === undefined) throw new InvalidReport(`${at}.bucket_id`, 'is required');
-  if (pairs.length === 0)
-    throw new InvalidReport(`${at}.bucket_id.bucket`, 'needs at least one key and value');
-  for (const [key, value] of pairs) {
-    if (key === '') throw new InvalidReport(`${at}.bucket_id.bucket`, 'has an empty key');
+/** The path of usage `index`'s field, built only for a refusal. */
+const at = (index: number, field: string): string => `bucket_quota_usages[${index}].${field}`;
+
+/**
+ * Frozen bucket ids (a stream's decoder hands out the same object for the same bytes) and their
+ * pairs, checked: an Envoy's reports name the same buckets every time.
+ */
+const checkedPairs = new WeakMap<object, ReadonlyMap<string, string>>();
+
+/** The usage's bucket id as pairs, checked (every report of a busy stream passes here). */
+function pairsOf(usage: WireUsage, index: number): ReadonlyMap<string, string> {
+  if (usage.bucketId === undefined) throw new InvalidReport(at(index, 'bucket_id'), 'is required');
+  const bucket = usage.bucketId.bucket ?? {};
+  const known = checkedPairs.get(bucket);
+  if (known !== undefined) return known;
+  const pairs = new Map<string, string>();
+  for (const key of Object.keys(bucket)) {
+    const value = bucket[key] as string;
+    if (key === '') throw new InvalidReport(at(index, 'bucket_id.bucket'), 'has an empty key');
     if (value === '')
-      throw new InvalidReport(`${at}.bucket_id.bucket[${JSON.stringify(key)}]`, 'is empty');
+      throw new InvalidReport(at(index, `bucket_id.bucket[${JSON.stringify(key)}]`), 'is empty');
+    pairs.set(key, value);
   }
-  if (usage.timeElapsed === undefined) throw new InvalidReport(`${at}.time_elapsed`, 'is required');
+  if (pairs.size === 0)
+    throw new InvalidReport(at(index, 'bucket_id.bucket'), 'needs at least one key and value');
+  if (Object.isFrozen(bucket)) checkedPairs.set(bucket, pairs);
+  return pairs;
+}
+
+function usageOf(usage: WireUsage, index: number): BucketUsage {
+  const bucket = pairsOf(usage, index);
+  if (usage.timeElapsed === undefined)
+    throw new InvalidReport(at(index, 'time_elapsed'), 'is required');
   const timeElapsedMs = durationMs(usage.timeElapsed);
-  if (!(timeElapsedMs > 0)) throw new InvalidReport(`${at}.time_elapsed`, 'must be above 0');
+  if (!(timeElapsedMs > 0)) throw new InvalidReport(at(index, 'time_elapsed'), 'must be above 0');
   return {
-    bucket: new Map(pairs),
+    bucket,
     timeElapsedMs,
     allowed: Math.max(0, usage.numRequestsAllowed ?? 0),
     denied: Math.max(0, usage.numRequestsDenied ?? 0),
@@ -72,6 +94,6 @@ export function checkReports(message: WireUsageReports, isFirst: boolean): Usage
     throw new InvalidReport('bucket_quota_usages', 'needs at least one item');
   return {
     domain,
-    usages: usages.map((usage, i) => usageOf(usage, `bucket_quota_usages[${i}]`)),
+    usages: usages.map(usageOf),
   };
 }

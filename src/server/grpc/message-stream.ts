@@ -44,6 +44,11 @@ export class MessageStream {
     }
   }
 
+  /** Bytes of the unfinished message held. */
+  get heldBytes(): number {
+    return this.size;
+  }
+
   /** Whether the body ended in the middle of a message. */
   get isCut(): boolean {
     return this.size > 0;

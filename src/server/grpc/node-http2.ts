@@ -136,6 +136,10 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
     // Nothing to take: see above.
   }
 
+  giveBack(): void {
+    // Nothing was taken: see useBudget.
+  }
+
   sendHeaders(stream: H2Stream, fields: OutgoingHeaders, isEnd: boolean): void {
     const node = nodeOf(stream);
     if (node.destroyed) return;

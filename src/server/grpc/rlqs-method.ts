@@ -4,8 +4,8 @@
 import type { H2Connection, H2Stream, OutgoingHeaders } from '../h2';
 import type { RequestTracer } from '../../tracing';
 import type { LastResort } from '../last-resort';
+import { BucketIdCache, decodeUsageReports } from '../wire/rlqs-reports';
 import {
-  decodeReports,
   encodeResponse,
   STREAM_RATE_LIMIT_QUOTAS,
   UndecodableReport,
@@ -58,6 +58,12 @@ const HEADERS: OutgoingHeaders = Object.freeze({
  * quota service.
  */
 const MAX_UNREAD_BYTES = 16 * 1024;
+
+/**
+ * Bucket ids a stream's decoder keeps (RLQS_MAX_BUCKETS_PER_STREAM's default): a stream that
+ * reports more has the ones past it decoded every time.
+ */
+const CACHED_BUCKET_IDS = 10_000;
 
 function peerOf(stream: H2Stream): string {
   const socket = (stream.session as { socket?: { remoteAddress?: string; remotePort?: number } })
@@ -137,8 +143,11 @@ export class RlqsMethod {
     const quotaStream = this.options.streams.openStream(new StreamSink(stream), peerOf(stream));
     this.open.set(stream, quotaStream);
     const messages = new MessageStream(encoding, this.options.maxRequestBytes);
+    const ids = new BucketIdCache(CACHED_BUCKET_IDS);
     stream.on('data', (chunk: Buffer) => {
-      this.received(quotaStream, messages, chunk, traced);
+      this.received(quotaStream, messages, chunk, { ids, traced });
+      // Reports read are done with: a stream open for hours holds only its unfinished one.
+      stream.keepOnly(messages.heldBytes);
     });
     stream.on('end', () => {
       if (messages.isCut) quotaStream.end('INVALID_ARGUMENT', 'the last message is cut short');
@@ -167,12 +176,12 @@ export class RlqsMethod {
     quotaStream: QuotaStream,
     messages: MessageStream,
     chunk: Buffer,
-    traced: TracedStream | undefined,
+    { ids, traced }: { ids: BucketIdCache; traced: TracedStream | undefined },
   ): void {
     try {
       for (const message of messages.push(chunk)) {
         if (quotaStream.isEnded) return;
-        const reports = decodeReports(message.buf.subarray(message.start, message.end));
+        const reports = decodeUsageReports(message.buf, message.start, message.end, ids);
         traced?.report(reports.domain, reports.bucketQuotaUsages?.length ?? 0);
         quotaStream.receive(reports);
       }

@@ -57,6 +57,16 @@ export class IncomingState {
     this.held += bytes;
   }
 
+  /**
+   * The stream's reader keeps only `bytes` of the body it was given (an unfinished message of a
+   * streaming call); returns what it held beyond that, now given back.
+   */
+  keepOnly(bytes: number): number {
+    const freed = Math.max(0, this.held - bytes);
+    this.held -= freed;
+    return freed;
+  }
+
   /** What the stream held, now given back. */
   release(): number {
     const held = this.held;

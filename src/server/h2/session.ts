@@ -141,6 +141,9 @@ export class H2Session extends EventEmitter {
   sendData: SendSide['sendData'] = (stream, data, ending) => {
     this.send.sendData(stream, data, ending);
   };
+  giveBack = (bytes: number): void => {
+    this.budget.give(bytes);
+  };
   resetStream = (stream: H2Stream, code: number): void => {
     this.streams.reset(stream, code);
     this.scheduleFlush();

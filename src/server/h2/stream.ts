@@ -20,6 +20,8 @@ export interface H2Connection {
   sendData(stream: H2Stream, data: Buffer | undefined, ending: DataEnding): void;
   /** Sends RST_STREAM with `code` and forgets the stream. */
   resetStream(stream: H2Stream, code: number): void;
+  /** `bytes` of a stream's body that no longer count against the connection's buffer budget. */
+  giveBack(bytes: number): void;
 }
 
 export interface RespondOptions {
@@ -74,6 +76,16 @@ export class H2Stream extends EventEmitter {
   /** Bytes of the body written and waiting for flow control window: a streaming call's bound. */
   get bufferedBytes(): number {
     return this.outgoing.queuedBytes;
+  }
+
+  /**
+   * A streaming call's reader keeps only `bytes` of the body received so far (its unfinished
+   * message): the rest stops counting against the connection's buffer budget, which otherwise
+   * holds a request's body until it ends and would refuse a long-lived stream in the end.
+   */
+  keepOnly(bytes: number): void {
+    const freed = this.incoming.keepOnly(bytes);
+    if (freed > 0) this.session.giveBack(freed);
   }
 
   /** The stream table's call when the stream is done: its queued DATA is dropped. */

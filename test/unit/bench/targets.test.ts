@@ -2,6 +2,7 @@
 // must follow the thresholds of docs/performance.md exactly, on either side of each.
 import type { MemoryKeysResult } from '../../../bench/memory-keys';
 import type { Row } from '../../../bench/report';
+import { RLQS_NAMES } from '../../../bench/rlqs-rows';
 import { NAMES } from '../../../bench/scenarios';
 import { targets } from '../../../bench/targets';
 import { measurement, row } from '../../helpers/bench-rows';
@@ -90,6 +91,16 @@ describe('the performance targets the bench prints', () => {
     });
     expect(verdict([], 'memory, 1M keys', SWEEP)).toBe(true);
     expect(verdict([], 'memory, 1M keys', { ...SWEEP, longestSweepPauseMs: 10.1 })).toBe(false);
+  });
+
+  it('ShouldRateLimit beside quota streams: 0.90x the row without them, met from the threshold up', () => {
+    const target = 'ShouldRateLimit with 100 RLQS streams reporting: >= 0.90x';
+    const without = row(NAMES.redisOne);
+    expect(verdict([without, row(RLQS_NAMES.beside, { baselineRatio: 0.9 })], target)).toBe(true);
+    expect(verdict([without, row(RLQS_NAMES.beside, { baselineRatio: 0.89 })], target)).toBe(false);
+    expect(
+      verdict([without, row(RLQS_NAMES.besideFirst, { baselineRatio: 0.5 })], 'the same'),
+    ).toBe(undefined);
   });
 
   it('prints nothing for a target whose rows did not run', () => {

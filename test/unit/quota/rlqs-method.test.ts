@@ -225,6 +225,24 @@ describe.each(['own', 'node'] as const)('on GRPC_HTTP2=%s', (impl) => {
     expect(await call.done).toMatchObject({ grpcStatus: status.RESOURCE_EXHAUSTED });
   });
 
+  test('a stream that reports more than its connection may buffer stays open', async () => {
+    // GRPC_MAX_BUFFERED_BYTES at its least: 256 KiB per connection, 1 MiB in all.
+    const { session } = await setUp(impl, {
+      GRPC_MAX_BUFFERED_BYTES: String(1024 * 1024),
+      MAX_REQUEST_BYTES: String(64 * 1024),
+    });
+    const call = open(session);
+    const buckets = Array.from({ length: 20 }, (_, i) => ({ name: 'api', n: String(i) }));
+    const report = reportMany('edge', buckets);
+    for (let sent = 0; sent < 1024 * 1024; sent += report.length) call.stream.write(report);
+    call.stream.write(reportBytes('edge', { name: 'api', n: 'last' }));
+    await eventually(() => shares(Buffer.concat(call.chunks)).length === 21 || call.stream.closed, {
+      what: 'the last bucket assigned',
+    });
+    expect(call.stream.closed).toBe(false);
+    expect(shares(Buffer.concat(call.chunks))).toHaveLength(21);
+  });
+
   test('a connection holds at most RLQS_MAX_STREAMS_PER_CONNECTION streams; a reset one frees its place', async () => {
     const { session, quota } = await setUp(impl);
     const calls = [open(session), open(session)];
