@@ -341,6 +341,7 @@ export function beside(options: RlqsLoadOptions, intervalMs: number): Promise<Rl
           const offset = (c * intervalMs) / streams.connections.length;
           timers.push(
             setTimeout(() => {
+              turn(c);
               timers.push(setInterval(turn, intervalMs, c));
             }, offset),
           );

@@ -28,8 +28,11 @@ export const RLQS_NAMES = {
 } as const;
 
 const STREAMS = { connections: 10, streamsPerConnection: 10, bucketsPerStream: 10 } as const;
-/** Envoy reports every reporting_interval (often 1 s); the streams beside report 10x as often. */
-export const BESIDE_INTERVAL_MS = 100;
+/**
+ * How often each stream beside the calls reports (BENCH_RLQS_INTERVAL_MS): Envoy reports every
+ * reporting_interval, often 1 s; by default ten times as often.
+ */
+export const BESIDE_INTERVAL_MS = Number(process.env.BENCH_RLQS_INTERVAL_MS ?? '100');
 const BESIDE: RlqsShape = { ...STREAMS, intervalMs: BESIDE_INTERVAL_MS };
 const ENV = { RUNTIME_APPDIRECTORY: RLQS_DIRECTORY };
 const STOP_GRACE_MS = 5000;

@@ -4,7 +4,8 @@
 // slow spell of a shared machine lands on every scenario alike; the table shows medians.
 // Settings: BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_ONLY (name fragments split by |, or
 // =name for one exact name; the ceilings, and the single-Redis baselines of chosen Redis modes,
-// always run), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS for the service under test only).
+// always run), BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS for the service under test only),
+// BENCH_RLQS_INTERVAL_MS (how often the quota streams beside the calls report, 100).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
