@@ -119,7 +119,7 @@ export class H2Session extends EventEmitter {
     this.output.frameOfWords(FrameType.WINDOW_UPDATE, 0, CONNECTION_WINDOW - DEFAULT_WINDOW);
     this.output.flush();
     socket.on('data', (chunk: Buffer) => {
-      this.onData(chunk);
+      this.readFrames(chunk);
     });
     socket.on('error', () => {
       // 'close' follows and ends everything.
@@ -200,11 +200,6 @@ export class H2Session extends EventEmitter {
     this.endIfIdle();
   }
 
-  private onData(chunk: Buffer): void {
-    if (this.destroyed) return;
-    this.readFrames(chunk);
-  }
-
   /** This connection has had its turn: the rest of what it sent is read in the next one. */
   private yieldTurn(): void {
     if (this.isYielding || this.destroyed) return;
@@ -216,7 +211,6 @@ export class H2Session extends EventEmitter {
   /** The next turn: what waited is read, and reading goes on unless the output is full. */
   resumeTurn(): void {
     this.isYielding = false;
-    if (this.destroyed) return;
     this.readFrames(undefined);
     if (!this.reader.isHeld) this.readOn();
   }
@@ -228,6 +222,7 @@ export class H2Session extends EventEmitter {
 
   /** Reads `chunk`, or (undefined) what waited for this turn; flushes what the frames wrote. */
   private readFrames(chunk: Buffer | undefined): void {
+    if (this.destroyed) return;
     this.isReading = true;
     try {
       if (chunk === undefined) this.reader.resume();
