@@ -1,9 +1,16 @@
 // HPACK (RFC 7541): the decoder of one connection's request header blocks, and the encoder of
 // its answers. Answers use literals that never enter the dynamic table, so the encoder's only
 // state is the table size update a client that lowers SETTINGS_HEADER_TABLE_SIZE expects.
-import { decodeHuffman } from './huffman';
+import { decodeHuffman, type ByteClasses } from './huffman';
 import { HpackError } from './hpack-error';
-import { checkChars, checkRegular, checkRequest, type RequestShape } from './request-rules';
+import {
+  BYTE_CLASS,
+  checkName,
+  checkRegular,
+  checkRequest,
+  checkValue,
+  type RequestShape,
+} from './request-rules';
 
 /** A request's header fields by name; repeated fields are joined with ", ". */
 export type H2Headers = Record<string, string>;
@@ -35,17 +42,21 @@ const STATIC_TABLE: readonly (readonly [string, string])[] = [
 /** What an entry costs in the dynamic table: its octets and 32 more (section 4.1). */
 const ENTRY_OVERHEAD = 32;
 
-/** A field as the tables keep it, with the character rule it breaks checked once. */
+/** A field as the tables keep it, with the character rules it breaks checked once. */
 interface Entry {
   readonly name: string;
   readonly value: string;
+  /** The rule the field breaks, its name's or its value's. */
   readonly fault: string | undefined;
+  /** The rule its name breaks, for a literal that names it by index with another value. */
+  readonly nameFault: string | undefined;
 }
 
 const STATIC_ENTRIES: readonly Entry[] = STATIC_TABLE.map(([name, value]) => ({
   name,
   value,
   fault: undefined,
+  nameFault: undefined,
 }));
 
 function entryBytes(entry: Entry): number {
@@ -63,9 +74,11 @@ export interface DecodedBlock {
   readonly contentLength: number | undefined;
 }
 
-/** Reads an integer with an N-bit prefix (section 5.1). */
-class Reader {
+/** Reads an integer with an N-bit prefix (section 5.1), and string literals. */
+class Reader implements ByteClasses {
   offset = 0;
+  /** The byte classes of the last string read. */
+  classes = 0;
   constructor(readonly buf: Buffer) {}
 
   integer(prefixBits: number): number {
@@ -99,9 +112,12 @@ class Reader {
 
   string(): string {
     const [start, end, isHuffman] = this.bounds();
-    return isHuffman
-      ? decodeHuffman(this.buf, start, end)
-      : this.buf.toString('latin1', start, end);
+    if (isHuffman) return decodeHuffman(this.buf, start, end, this);
+    const { buf } = this;
+    let classes = 0;
+    for (let i = start; i < end; i++) classes |= BYTE_CLASS[buf[i] ?? 0] ?? 0;
+    this.classes = classes;
+    return buf.toString('latin1', start, end);
   }
 
   /** Passes over a string without decoding it; returns the fewest octets it decodes to. */
@@ -248,11 +264,23 @@ export class HpackDecoder {
     const isIndexed = (byte & 0xc0) === 0x40;
     // Without indexing (0000) and never indexed (0001): the same but for what proxies may do.
     const index = reader.integer(isIndexed ? 6 : 4);
-    const name = index === 0 ? reader.string() : this.at(index).name;
-    const value = reader.string();
-    const entry: Entry = { name, value, fault: checkChars(name, value) };
+    const entry = this.literal(reader, index);
     if (isIndexed) this.insert(entry);
     return entry;
+  }
+
+  /** A literal's name (by index or literal) and value, with the rules they break. */
+  private literal(reader: Reader, index: number): Entry {
+    let name: string;
+    let nameFault: string | undefined;
+    if (index === 0) {
+      name = reader.string();
+      nameFault = checkName(name, reader.classes);
+    } else {
+      ({ name, nameFault } = this.at(index));
+    }
+    const value = reader.string();
+    return { name, value, fault: nameFault ?? checkValue(name, value, reader.classes), nameFault };
   }
 
   /** Follows a representation past the list limit: only what the table needs is decoded. */
@@ -278,8 +306,8 @@ export class HpackDecoder {
       return;
     }
     reader.offset = start;
-    const name = index === 0 ? reader.string() : this.at(index).name;
-    this.insert({ name, value: reader.string(), fault: undefined });
+    // Checked like any other: a later block that refers to it is a request like any other.
+    this.insert(this.literal(reader, index));
   }
 
   private at(index: number): Entry {

@@ -1,6 +1,7 @@
 // HPACK's Huffman code (RFC 7541 section 5.2 and Appendix B), decoding only: answers are sent
 // as plain literals, while clients (nghttp2, gRPC C-core, grpc-js) Huffman-code what they send.
 import { HpackError } from './hpack-error';
+import { BYTE_CLASS } from './request-rules';
 
 /**
  * Code lengths in bits for the symbols 0–255, from RFC 7541 Appendix B; EOS (256) is 30 bits.
@@ -77,12 +78,23 @@ export function huffmanCode(symbol: number): { readonly code: number; readonly b
   return { code: (firstCode[bits] ?? 0) + rank, bits };
 }
 
+/** Where a decoder leaves the byte classes (request-rules.ts) of what it decoded. */
+export interface ByteClasses {
+  classes: number;
+}
+
 /**
  * Decodes `buf[start, end)` to a latin1 string. Refuses the EOS symbol, padding longer than
  * seven bits and padding that is not a prefix of EOS (all ones), as section 5.2 requires.
  */
-export function decodeHuffman(buf: Buffer, start: number, end: number): string {
+export function decodeHuffman(
+  buf: Buffer,
+  start: number,
+  end: number,
+  classed?: ByteClasses,
+): string {
   const { firstCode, count, offset, symbols } = TABLE;
+  let classes = 0;
   let out = '';
   let code = 0;
   let bits = 0;
@@ -96,6 +108,7 @@ export function decodeHuffman(buf: Buffer, start: number, end: number): string {
         const symbol = symbols[(offset[bits] ?? 0) + rank] ?? EOS;
         if (symbol === EOS) throw new HpackError('a Huffman-coded string contains EOS');
         out += String.fromCharCode(symbol);
+        classes |= BYTE_CLASS[symbol] ?? 0;
         code = 0;
         bits = 0;
       } else if (bits >= MAX_BITS) {
@@ -106,5 +119,6 @@ export function decodeHuffman(buf: Buffer, start: number, end: number): string {
   if (bits > 7 || code !== (1 << bits) - 1) {
     throw new HpackError('a Huffman-coded string ends in padding that is not EOS');
   }
+  if (classed !== undefined) classed.classes = classes;
   return out;
 }

@@ -120,6 +120,50 @@ describe('HpackDecoder', () => {
     expect(decoder.decode(hex('be'), false).headers['key3']).toBe('val');
   });
 
+  it('checks the characters of raw and Huffman-coded literals alike', () => {
+    const decoder = new HpackDecoder(4096, 64 * 1024);
+    const fault = (text: string): string | undefined => decoder.decode(hex(text), false).fault;
+    expect(fault('0001 61 03 61 00 62')).toMatch(/control byte/); // a: a NUL b
+    expect(fault('828684 0001 61 03 61 09 62')).toBeUndefined(); // HTAB inside a value is allowed
+    expect(fault('0001 61 02 20 62')).toMatch(/whitespace/);
+    // Huffman-coded strings as a literal's octets: the H bit and the length, then the code.
+    const huffman = (text: string): Buffer => {
+      let bits = Array.from(Buffer.from(text, 'latin1'))
+        .map((c) => {
+          const { code, bits: length } = huffmanCode(c);
+          return code.toString(2).padStart(length, '0');
+        })
+        .join('');
+      bits += '1'.repeat((8 - (bits.length % 8)) % 8); // EOS padding
+      const coded = Buffer.from(bits.match(/.{8}/g)?.map((b) => parseInt(b, 2)) ?? []);
+      return Buffer.concat([Buffer.from([0x80 | coded.length]), coded]);
+    };
+    const block = (...parts: Buffer[]): string | undefined =>
+      decoder.decode(Buffer.concat(parts), false).fault;
+    expect(block(hex('0001 61'), huffman('a\rb'))).toMatch(/control byte/);
+    expect(block(hex('00'), huffman('AB'), hex('01 76'))).toMatch(/forbidden byte/);
+    expect(block(hex('828684 00'), huffman('ab'), huffman('c\td'))).toBeUndefined();
+  });
+
+  it('keeps the name fault of a dynamic entry for literals that name it by index', () => {
+    const decoder = new HpackDecoder(4096, 64 * 1024);
+    // KEY: v, with indexing (62), then a literal naming 62 with the good value w.
+    expect(decoder.decode(hex('4003 4b45 5901 76'), false).fault).toMatch(/forbidden byte/);
+    expect(decoder.decode(hex('7e01 77'), false).fault).toMatch(/forbidden byte/);
+    // A good name's entry with a bad value: the name alone is good.
+    decoder.decode(hex('4001 6b02 00 76'), false);
+    expect(decoder.decode(hex('be'), false).fault).toMatch(/control byte/);
+    expect(decoder.decode(hex('828684 7e01 77'), false).fault).toBeUndefined(); // GET http /
+  });
+
+  it('checks an entry indexed past the list limit when a later block refers to it', () => {
+    const decoder = new HpackDecoder(4096, 200);
+    const big = Buffer.concat([hex('4001 78 64'), Buffer.alloc(100, 0x61)]);
+    // y: a NUL b, indexed while the block is already past its limit.
+    decoder.decode(Buffer.concat([big, big, hex('4001 79 03 6100 62')]), false);
+    expect(decoder.decode(hex('be'), false).fault).toMatch(/control byte/);
+  });
+
   it('past the header list limit follows the table but decodes and keeps no more fields', () => {
     const decoder = new HpackDecoder(4096, 200);
     // x: 100 bytes, indexed (62), then referred to 1,000 times: 132 KB of header list.
