@@ -175,6 +175,21 @@ describe('HpackDecoder', () => {
     expect(decoder.decode(hex('be'), false).headers['x']).toBe('a'.repeat(100)); // table intact
   });
 
+  it('keeps names an object would inherit as plain fields', () => {
+    // __proto__: x, constructor: y, toString: z
+    const text = '0009 5f5f 7072 6f74 6f5f 5f01 78 000b 636f 6e73 7472 7563 746f 7201 79';
+    const block = new HpackDecoder(4096, 64 * 1024).decode(
+      hex(`${text} 0008 746f 5374 7269 6e67 017a`),
+      false,
+    );
+    expect(Object.entries(block.headers)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+      ['toString', 'z'],
+    ]);
+    expect(Object.getPrototypeOf(block.headers)).not.toBe(Object.prototype);
+  });
+
   it('joins repeated fields and counts the header list size', () => {
     const block = new HpackDecoder(4096, 64 * 1024).decode(hex('0001 6101 31 0001 6101 32'), false);
     expect(block.headers['a']).toBe('1, 2');
