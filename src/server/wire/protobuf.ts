@@ -17,6 +17,8 @@ const MAX_TAG = 0xffffffff;
 const MAX_GROUP_FIELD = 2 ** 31 - 1;
 /** Groups nested deeper than this are refused, as protobuf-go refuses them. */
 const MAX_GROUP_DEPTH = 10_000;
+/** Strings up to this many bytes are looked at byte by byte for ASCII before decoding. */
+const SHORT_TEXT = 64;
 
 /** Bytes that are not a well-formed message of the expected type. */
 export class MalformedMessage extends Error {
@@ -110,11 +112,19 @@ export class ProtoReader {
     const start = this.pos;
     this.pos = end;
     if (start === end) return '';
-    const text = this.buf.toString('utf8', start, end);
+    const { buf } = this;
+    if (end - start <= SHORT_TEXT) {
+      // Short ASCII text, what most descriptor keys and values are, is UTF-8 as it stands: a
+      // look at its bytes costs less than the search below, a call into V8 for every string.
+      let bits = 0;
+      for (let i = start; i < end; i++) bits |= buf[i] ?? 0;
+      if (bits < 0x80) return buf.toString('latin1', start, end);
+    }
+    const text = buf.toString('utf8', start, end);
     // The decoder puts U+FFFD where the bytes are not UTF-8, so only text holding one needs
     // its bytes checked. V8 answers the search at once for one-byte strings, which most
-    // values are; a check of the bytes themselves would cost more for every string.
-    if (text.includes('\ufffd') && !isUtf8(this.buf.subarray(start, end)))
+    // values are; a check of the bytes themselves would cost more for long strings.
+    if (text.includes('\ufffd') && !isUtf8(buf.subarray(start, end)))
       throw new MalformedMessage('a string field is not valid UTF-8');
     return text;
   }

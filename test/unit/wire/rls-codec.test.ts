@@ -185,6 +185,25 @@ describe('decodeRateLimitRequest', () => {
     }
   });
 
+  it('reads strings on either side of the short-ASCII path, and refuses bytes not UTF-8', () => {
+    // domain (field 1) holding `bytes`.
+    const domain = (bytes: Buffer): string =>
+      decodeRateLimitRequest(Buffer.concat([Buffer.from([0x0a, bytes.length]), bytes])).domain;
+    for (const length of [1, 63, 64, 65, 120]) {
+      expect(domain(Buffer.from('a'.repeat(length)))).toBe('a'.repeat(length));
+      const accented = `${'a'.repeat(length)}é`;
+      expect(domain(Buffer.from(accented))).toBe(accented);
+      // A U+FFFD the client wrote is text like any other.
+      expect(domain(Buffer.from(`${'a'.repeat(length)}\ufffd`))).toBe(
+        `${'a'.repeat(length)}\ufffd`,
+      );
+      for (const broken of [[0xff], [0xc3], [0x80, 0x61]]) {
+        const bytes = Buffer.concat([Buffer.from('a'.repeat(length)), Buffer.from(broken)]);
+        expect(() => domain(bytes)).toThrow('a string field is not valid UTF-8');
+      }
+    }
+  });
+
   it('names what is wrong with broken bytes', () => {
     expect(() => decodeRateLimitRequest(Buffer.from([0x0a, 0x05, 0x61]))).toThrow(
       'the request is not a RateLimitRequest: a field runs past the end of the message',
