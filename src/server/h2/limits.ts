@@ -20,13 +20,6 @@ export const MAX_QUEUED_ACKS = 1000;
 export const MAX_SETTINGS_ENTRIES = 32;
 /** CONTINUATION frames in one header block (nghttp2's max_continuations). */
 export const MAX_CONTINUATIONS = 8;
-/**
- * WINDOW_UPDATE frames a connection may send: 5 + 2 * (streams opened + 10 * DATA frames sent
- * to it), Envoy's bound (max_inbound_window_update_frames_per_data_frame_sent, 10). A client
- * updates windows for what it was sent; a flood of updates follows nothing.
- */
-const WINDOW_UPDATES_BASE = 5;
-const WINDOW_UPDATES_PER_DATA_FRAME = 10;
 /** Streams visited by frames that move many at once: a burst, then so many a second. */
 const WALK_BURST = 50_000;
 const WALKS_PER_SECOND = 20_000;
@@ -68,32 +61,10 @@ export class ConnectionLimits {
   private invalid = 0;
   private oversized = 0;
   private acks = 0;
-  private windowUpdates = 0;
-  private streams = 0;
-  private dataFrames = 0;
 
   /** A stream the client reset. */
   reset(): void {
     if (!this.resets.take(1)) throw calm('the client resets streams faster than allowed');
-  }
-
-  /** A stream the client opened. */
-  streamOpened(): void {
-    this.streams += 1;
-  }
-
-  /** A DATA frame sent to the client. */
-  dataSent(): void {
-    this.dataFrames += 1;
-  }
-
-  /** A WINDOW_UPDATE from the client. */
-  windowUpdate(): void {
-    const allowed =
-      WINDOW_UPDATES_BASE + 2 * (this.streams + WINDOW_UPDATES_PER_DATA_FRAME * this.dataFrames);
-    if (++this.windowUpdates > allowed) {
-      throw calm('the client sends WINDOW_UPDATE frames for data it was never sent');
-    }
   }
 
   /** A stream refused with REFUSED_STREAM. */

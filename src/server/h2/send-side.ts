@@ -87,7 +87,6 @@ export class SendSide {
 
   /** A WINDOW_UPDATE: the connection's serves the waiting queue, a stream's that stream. */
   windowUpdate(id: number, increment: number): void {
-    this.limits.windowUpdate();
     // On a stream the RFC makes it a stream error; nghttp2 ends the connection either way.
     if (increment === 0)
       throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'a WINDOW_UPDATE of 0');
@@ -203,7 +202,6 @@ export class SendSide {
       const length = Math.min(streamWindow, this.window, this.maxFrame, head.length);
       const isLast = out.endsWith(length);
       this.output.frame(FrameType.DATA, isLast ? Flag.END_STREAM : 0, stream.id, head, 0, length);
-      this.limits.dataSent();
       this.window -= length;
       out.sent(length);
       if (isLast) {
@@ -215,7 +213,6 @@ export class SendSide {
     const ending = out.takeEnding();
     if (ending === 'end') {
       this.output.frame(FrameType.DATA, Flag.END_STREAM, stream.id);
-      this.limits.dataSent();
       this.streams.localEnded(stream);
     } else if (ending === 'trailers') {
       stream.wantTrailers();

@@ -95,7 +95,6 @@ export class StreamTable {
   }
 
   private start(id: number, block: DecodedBlock, isEnd: boolean, receiveWindow: number): void {
-    this.limits.streamOpened();
     const stream = new H2Stream(id, this.owner, receiveWindow, block.contentLength);
     this.open.set(id, stream);
     // Ended before the handler runs, so an answer it gives at once closes the stream whole.

@@ -55,7 +55,6 @@ async function handlingMs(client: RawClient, bytes: Buffer): Promise<number> {
 describe('flow control floods: no frame walks every stream', () => {
   it('WINDOW_UPDATE(0, +1) with 1,000 streams blocked costs what it costs with none', async () => {
     const { port } = await serve();
-    // Both connections opened 1,000 streams, so both may send 2,005 updates.
     const idle = open(port);
     idle.send(blockedStreams(1000, request('/', [['reply-bytes', '0']])));
     await idle.roundTrip();
@@ -68,13 +67,16 @@ describe('flow control floods: no frame walks every stream', () => {
     expect(loaded).toBeLessThan(4 * baseline + 50);
   });
 
-  it('WINDOW_UPDATE frames for data never sent: cut', async () => {
+  it('WINDOW_UPDATE frames for data never sent: kept, as nghttp2 keeps them', async () => {
+    // Each costs what its 13 bytes cost (above), so the connection is held, not cut: a cut
+    // client reconnects and opens its thousand calls again, which costs far more.
     const { port } = await serve();
     const client = open(port);
     client.send(blockedStreams(1000));
     await client.roundTrip();
-    client.send(windowUpdateFlood(2006));
-    expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
+    client.send(windowUpdateFlood(50_000));
+    await client.roundTrip();
+    expect(client.isClosed).toBe(false);
   });
 
   it('WINDOW_UPDATE frames that follow the DATA sent: kept', async () => {
