@@ -1,5 +1,6 @@
 // What one connection may do before it is cut with ENHANCE_YOUR_CALM: the same guards node:http2
-// (nghttp2) applies by default, against floods that cost the server without asking anything.
+// (nghttp2) applies by default, against floods that cost the server without asking anything;
+// and what frames that move many streams at once count against the connection's turn.
 import { ConnectionError, ErrorCode } from './frames';
 
 /** RST_STREAM from the client: a burst of 1,000, then 33 a second (nghttp2's defaults). */
@@ -20,9 +21,12 @@ export const MAX_QUEUED_ACKS = 1000;
 export const MAX_SETTINGS_ENTRIES = 32;
 /** CONTINUATION frames in one header block (nghttp2's max_continuations). */
 export const MAX_CONTINUATIONS = 8;
-/** Streams visited by frames that move many at once: a burst, then so many a second. */
-const WALK_BURST = 50_000;
-const WALKS_PER_SECOND = 20_000;
+/**
+ * What visiting one stream counts for against the connection's turn budget (reader.ts), for
+ * frames that move many streams at once: a thousand streams cost about what a turn's 64 KiB of
+ * frames do to read, so such a frame waits for a turn of its own.
+ */
+const WALK_BYTES = 64;
 
 function calm(message: string): ConnectionError {
   return new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, message);
@@ -56,11 +60,13 @@ class Bucket {
 
 export class ConnectionLimits {
   private readonly resets = new Bucket(RESET_BURST, RESETS_PER_SECOND);
-  private readonly walks = new Bucket(WALK_BURST, WALKS_PER_SECOND);
   private refused = 0;
   private invalid = 0;
   private oversized = 0;
   private acks = 0;
+
+  /** @param work counts work other than reading frames against the connection's turn. */
+  constructor(private readonly work: (bytes: number) => void = () => undefined) {}
 
   /** A stream the client reset. */
   reset(): void {
@@ -88,7 +94,7 @@ export class ConnectionLimits {
 
   /** `count` streams visited for one frame (a new initial window, say). */
   walked(count: number): void {
-    if (!this.walks.take(count)) throw calm('the client makes every stream move too often');
+    this.work(count * WALK_BYTES);
   }
 
   /** A PING or SETTINGS acknowledgement written while the client has not read earlier ones. */

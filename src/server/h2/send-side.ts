@@ -151,7 +151,7 @@ export class SendSide {
     if (isLarger && value + this.maxCredit > MAX_WINDOW) this.checkOverflow(value);
     this.initialWindow = value;
     if (!isLarger || this.parked.size === 0) return;
-    // Streams waiting for their own window may now send: a walk the client pays for.
+    // Streams waiting for their own window may now send: a walk that takes the client's turn.
     this.limits.walked(this.parked.size);
     const parked = [...this.parked];
     this.parked.clear();
@@ -161,7 +161,7 @@ export class SendSide {
     }
   }
 
-  /** Whether a stream's window would pass 2^31-1: a walk, paid for, and rarely needed. */
+  /** Whether a stream's window would pass 2^31-1: a walk, counted, and rarely needed. */
   private checkOverflow(value: number): void {
     this.limits.walked(this.streams.size);
     let maxCredit = 0;

@@ -69,7 +69,9 @@ export class H2Session extends EventEmitter {
   private readonly streams: StreamTable;
   private readonly reader: FrameReader;
   private readonly receive: ReceiveSide;
-  private readonly limits = new ConnectionLimits();
+  private readonly limits = new ConnectionLimits((bytes) => {
+    this.reader.charge(bytes);
+  });
   private budget: ConnectionBudget;
   private isSettingsSeen = false;
   private isFinalGoawaySent = false;
