@@ -4,33 +4,30 @@
 // unary answer is judged by its DATA frame (a success always carries the message, an error
 // never does) and by the overall_code field read from that message.
 import net from 'node:net';
+import {
+  clientOpening,
+  connectionCredit,
+  FLAG_ACK,
+  FLAG_END_HEADERS,
+  FLAG_END_STREAM,
+  FrameSplitter,
+  frameHeader,
+  TYPE_DATA,
+  TYPE_GOAWAY,
+  TYPE_HEADERS,
+  TYPE_PING,
+  TYPE_RST_STREAM,
+  TYPE_SETTINGS,
+  TYPE_WINDOW_UPDATE,
+  DEFAULT_WINDOW,
+  RECEIVE_WINDOW,
+  unpadded,
+} from './h2-frames';
 
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-const TYPE_DATA = 0x0;
-const TYPE_HEADERS = 0x1;
-const TYPE_RST_STREAM = 0x3;
-const TYPE_SETTINGS = 0x4;
-const TYPE_PING = 0x6;
-const TYPE_GOAWAY = 0x7;
-const TYPE_WINDOW_UPDATE = 0x8;
-const FLAG_END_STREAM = 0x1;
-const FLAG_ACK = 0x1;
-const FLAG_END_HEADERS = 0x4;
-const FLAG_PADDED = 0x8;
-const RECEIVE_WINDOW = 0x7fffffff;
-const DEFAULT_WINDOW = 65_535;
+export { frameHeader } from './h2-frames';
 
 /** How a call ended, as the load generator counts it. */
 export type Outcome = 'OK' | 'OVER_LIMIT' | 'UNKNOWN' | 'grpc-error' | 'stream-reset' | 'closed';
-
-export function frameHeader(length: number, type: number, flags: number, stream: number): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(stream, 5);
-  return header;
-}
 
 /** HPACK string literal without Huffman coding; every string here is under 127 bytes. */
 function literal(value: string): Buffer {
@@ -109,29 +106,16 @@ export class RawGrpcConnection {
   private nextStream = 1;
   private sendWindow = DEFAULT_WINDOW;
   private readonly queued: { frames: Buffer; size: number }[] = [];
-  private buffered: Buffer = Buffer.alloc(0);
+  private readonly frames = new FrameSplitter((type, flags, stream, payload) => {
+    this.onFrame(type, flags, stream, payload);
+  });
   private received = 0;
   private isClosed = false;
 
   constructor(host: string, port: number, path: string, grpcTimeout?: string) {
     this.headerBlock = requestHeaderBlock(`${host}:${String(port)}`, path, grpcTimeout);
     this.socket = net.connect({ host, port, noDelay: true });
-    const settings = Buffer.alloc(12);
-    settings.writeUInt16BE(0x2, 0); // ENABLE_PUSH
-    settings.writeUInt32BE(0, 2);
-    settings.writeUInt16BE(0x4, 6); // INITIAL_WINDOW_SIZE
-    settings.writeUInt32BE(RECEIVE_WINDOW, 8);
-    const connectionWindow = Buffer.alloc(4);
-    connectionWindow.writeUInt32BE(RECEIVE_WINDOW - DEFAULT_WINDOW, 0);
-    this.socket.write(
-      Buffer.concat([
-        PREFACE,
-        frameHeader(settings.length, TYPE_SETTINGS, 0, 0),
-        settings,
-        frameHeader(4, TYPE_WINDOW_UPDATE, 0, 0),
-        connectionWindow,
-      ]),
-    );
+    this.socket.write(clientOpening());
     this.socket.on('data', (chunk: Buffer) => {
       this.onData(chunk);
     });
@@ -192,27 +176,10 @@ export class RawGrpcConnection {
     // Calls issued while answers are handled leave in one write, as a proxy's would.
     this.socket.cork();
     try {
-      this.readFrames(chunk);
+      this.frames.read(chunk);
     } finally {
       this.socket.uncork();
     }
-  }
-
-  private readFrames(chunk: Buffer): void {
-    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
-    let offset = 0;
-    while (this.buffered.length - offset >= 9) {
-      const length = this.buffered.readUIntBE(offset, 3);
-      if (this.buffered.length - offset < 9 + length) break;
-      const type = this.buffered[offset + 3] ?? 0;
-      const flags = this.buffered[offset + 4] ?? 0;
-      const stream = this.buffered.readUInt32BE(offset + 5) & 0x7fffffff;
-      const payload = this.buffered.subarray(offset + 9, offset + 9 + length);
-      offset += 9 + length;
-      this.onFrame(type, flags, stream, payload);
-    }
-    this.buffered =
-      offset === this.buffered.length ? Buffer.alloc(0) : this.buffered.subarray(offset);
   }
 
   private onFrame(type: number, flags: number, stream: number, payload: Buffer): void {
@@ -220,15 +187,12 @@ export class RawGrpcConnection {
       case TYPE_DATA: {
         this.received += payload.length;
         if (this.received > RECEIVE_WINDOW / 2) {
-          const increment = Buffer.alloc(4);
-          increment.writeUInt32BE(this.received, 0);
-          this.socket.write(Buffer.concat([frameHeader(4, TYPE_WINDOW_UPDATE, 0, 0), increment]));
+          this.socket.write(connectionCredit(this.received));
           this.received = 0;
         }
         const p = this.pending.get(stream);
         if (p !== undefined) {
-          const padding = (flags & FLAG_PADDED) !== 0 ? (payload[0] ?? 0) : -1;
-          const data = padding >= 0 ? payload.subarray(1, payload.length - padding) : payload;
+          const data = unpadded(flags, payload);
           p.message = p.message === undefined ? data : Buffer.concat([p.message, data]);
         }
         if ((flags & FLAG_END_STREAM) !== 0) this.finish(stream);

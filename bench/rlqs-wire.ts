@@ -5,24 +5,29 @@
 // the server's responses split into gRPC messages per stream. No HPACK is decoded: a stream that
 // gets HEADERS with END_STREAM, or RST_STREAM, has ended.
 import net from 'node:net';
-import { frameHeader, requestHeaderBlock } from './h2-raw';
+import {
+  clientOpening,
+  connectionCredit,
+  DEFAULT_WINDOW,
+  FLAG_ACK,
+  FLAG_END_HEADERS,
+  FLAG_END_STREAM,
+  FrameSplitter,
+  frameHeader,
+  RECEIVE_WINDOW,
+  SETTING_INITIAL_WINDOW_SIZE,
+  SETTING_MAX_FRAME_SIZE,
+  TYPE_DATA,
+  TYPE_GOAWAY,
+  TYPE_HEADERS,
+  TYPE_PING,
+  TYPE_RST_STREAM,
+  TYPE_SETTINGS,
+  TYPE_WINDOW_UPDATE,
+  unpadded,
+} from './h2-frames';
+import { requestHeaderBlock } from './h2-raw';
 
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-const TYPE_DATA = 0x0;
-const TYPE_HEADERS = 0x1;
-const TYPE_RST_STREAM = 0x3;
-const TYPE_SETTINGS = 0x4;
-const TYPE_PING = 0x6;
-const TYPE_GOAWAY = 0x7;
-const TYPE_WINDOW_UPDATE = 0x8;
-const FLAG_END_STREAM = 0x1;
-const FLAG_ACK = 0x1;
-const FLAG_END_HEADERS = 0x4;
-const FLAG_PADDED = 0x8;
-const SETTING_INITIAL_WINDOW_SIZE = 0x4;
-const SETTING_MAX_FRAME_SIZE = 0x5;
-const RECEIVE_WINDOW = 0x7fffffff;
-const DEFAULT_WINDOW = 65_535;
 const DEFAULT_MAX_FRAME = 16_384;
 const PING_PAYLOAD = Buffer.from('rlqsload', 'latin1');
 
@@ -64,7 +69,9 @@ export class RlqsConnection {
   private maxFrame = DEFAULT_MAX_FRAME;
   private initialWindow = DEFAULT_WINDOW;
   private readonly queued: Queued[] = [];
-  private buffered: Buffer = Buffer.alloc(0);
+  private readonly frames = new FrameSplitter((type, flags, stream, payload) => {
+    this.onFrame(type, flags, stream, payload);
+  });
   private received = 0;
   private isClosed = false;
 
@@ -79,27 +86,11 @@ export class RlqsConnection {
     this.isEnded = Array.from({ length: streams }, () => false);
     this.socket = net.connect({ host, port, noDelay: true });
     const block = requestHeaderBlock(`${host}:${String(port)}`, RLQS_PATH);
-    const settings = Buffer.alloc(12);
-    settings.writeUInt16BE(0x2, 0); // ENABLE_PUSH
-    settings.writeUInt32BE(0, 2);
-    settings.writeUInt16BE(SETTING_INITIAL_WINDOW_SIZE, 6);
-    settings.writeUInt32BE(RECEIVE_WINDOW, 8);
-    const connectionWindow = Buffer.alloc(4);
-    connectionWindow.writeUInt32BE(RECEIVE_WINDOW - DEFAULT_WINDOW, 0);
     const opens = Array.from({ length: streams }, (_, i) => [
       frameHeader(block.length, TYPE_HEADERS, FLAG_END_HEADERS, RlqsConnection.idOf(i)),
       block,
     ]).flat();
-    this.socket.write(
-      Buffer.concat([
-        PREFACE,
-        frameHeader(settings.length, TYPE_SETTINGS, 0, 0),
-        settings,
-        frameHeader(4, TYPE_WINDOW_UPDATE, 0, 0),
-        connectionWindow,
-        ...opens,
-      ]),
-    );
+    this.socket.write(Buffer.concat([clientOpening(), ...opens]));
     this.socket.on('data', (chunk: Buffer) => {
       this.readFrames(chunk);
     });
@@ -206,25 +197,12 @@ export class RlqsConnection {
   }
 
   private readFrames(chunk: Buffer): void {
-    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
-    let offset = 0;
     this.socket.cork();
     try {
-      while (this.buffered.length - offset >= 9) {
-        const length = this.buffered.readUIntBE(offset, 3);
-        if (this.buffered.length - offset < 9 + length) break;
-        const type = this.buffered[offset + 3] ?? 0;
-        const flags = this.buffered[offset + 4] ?? 0;
-        const stream = this.buffered.readUInt32BE(offset + 5) & 0x7fffffff;
-        const payload = this.buffered.subarray(offset + 9, offset + 9 + length);
-        offset += 9 + length;
-        this.onFrame(type, flags, stream, payload);
-      }
+      this.frames.read(chunk);
     } finally {
       this.socket.uncork();
     }
-    this.buffered =
-      offset === this.buffered.length ? Buffer.alloc(0) : this.buffered.subarray(offset);
   }
 
   private onFrame(type: number, flags: number, stream: number, payload: Buffer): void {
@@ -282,13 +260,10 @@ export class RlqsConnection {
   private onData(index: number, flags: number, payload: Buffer): void {
     this.received += payload.length;
     if (this.received > RECEIVE_WINDOW / 2) {
-      const increment = Buffer.alloc(4);
-      increment.writeUInt32BE(this.received, 0);
-      this.socket.write(Buffer.concat([frameHeader(4, TYPE_WINDOW_UPDATE, 0, 0), increment]));
+      this.socket.write(connectionCredit(this.received));
       this.received = 0;
     }
-    const padding = (flags & FLAG_PADDED) !== 0 ? (payload[0] ?? 0) : -1;
-    const data = padding >= 0 ? payload.subarray(1, payload.length - padding) : payload;
+    const data = unpadded(flags, payload);
     const before = this.partial[index];
     if (before === undefined) return;
     let pending = before.length === 0 ? data : Buffer.concat([before, data]);
