@@ -66,7 +66,7 @@ export class ConnectionLimits {
   private acks = 0;
 
   /** @param work counts work other than reading frames against the connection's turn. */
-  constructor(private readonly work: (bytes: number) => void = () => undefined) {}
+  constructor(private readonly work: (bytes: number) => void) {}
 
   /** A stream the client reset. */
   reset(): void {
