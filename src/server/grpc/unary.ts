@@ -1,6 +1,6 @@
 // Reading the one request message of a unary call (or of a server-streaming call's request),
 // within MAX_REQUEST_BYTES and HEADER_TIMEOUT, and within what one connection may buffer.
-import type { H2Connection, H2Stream } from '../h2';
+import { HeldBytes, type H2Connection, type H2Stream } from '../h2';
 import type { Logger } from '../../lib/logger';
 import type { LastResort } from '../last-resort';
 import {
@@ -85,8 +85,10 @@ class UnaryRead<C> implements BodyWait {
   dueMs = 0;
   queuedAt = -1;
   private readonly session: H2Connection | undefined;
+  /** The body while it is one chunk: a view of what was read, not copied. */
   private first: Buffer | undefined = undefined;
-  private rest: Buffer[] | undefined = undefined;
+  /** The body once a second chunk came, in memory released when reading ends. */
+  private rest: HeldBytes | undefined = undefined;
   private size = 0;
   /** What this stream added to its connection's count. */
   private held = 0;
@@ -114,13 +116,22 @@ class UnaryRead<C> implements BodyWait {
       this.refuse(connectionFull(connectionCap));
       return;
     }
-    if (this.first === undefined) this.first = chunk;
-    else (this.rest ??= [this.first]).push(chunk);
+    const { first } = this;
+    if (first === undefined && this.rest === undefined) {
+      this.first = chunk;
+      return;
+    }
+    if (first !== undefined) {
+      this.rest = new HeldBytes(reading.maxRequestBytes + 5);
+      this.rest.append(first);
+      this.first = undefined;
+    }
+    (this.rest as HeldBytes).append(chunk);
   }
 
   end(): void {
     const { first, rest } = this;
-    const body = rest !== undefined ? Buffer.concat(rest, this.size) : (first ?? Buffer.alloc(0));
+    const body = rest !== undefined ? rest.copy() : (first ?? Buffer.alloc(0));
     this.settle();
     this.deliver(body);
   }
@@ -144,6 +155,7 @@ class UnaryRead<C> implements BodyWait {
     if (this.held > 0) buffered(this.session, -this.held);
     this.held = 0;
     this.first = undefined;
+    this.rest?.release();
     this.rest = undefined;
   }
 

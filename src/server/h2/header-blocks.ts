@@ -1,7 +1,9 @@
 // A header block being read: HEADERS, then CONTINUATION frames until END_HEADERS (RFC 9113
-// section 6.10). Fragments are copied into one buffer, so each costs its bytes, not an object;
-// a block may have only a few CONTINUATION frames and a bounded size, as nghttp2 allows.
+// section 6.10). Fragments are copied into held bytes (held-bytes.ts), so each costs its bytes,
+// not an object; a block may have only a few CONTINUATION frames and a bounded size, as
+// nghttp2 allows.
 import { ConnectionError, ErrorCode } from './frames';
+import { HeldBytes } from './held-bytes';
 import { MAX_CONTINUATIONS } from './limits';
 
 /** Where the bytes of unfinished blocks are counted. */
@@ -14,9 +16,21 @@ function calm(message: string): ConnectionError {
   return new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, message);
 }
 
+/**
+ * Whole blocks are decoded from here: decoding is synchronous and copies what it keeps, so one
+ * buffer serves every connection, and a block costs no allocation of its own.
+ */
+let scratch = Buffer.alloc(0);
+
+function scratchOf(bytes: number): Buffer {
+  if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(bytes);
+  return scratch;
+}
+
 export class HeaderBlocks {
-  private buf: Buffer | undefined = undefined;
-  private used = 0;
+  /** Reserved on the connection's first block in several frames, and kept for the next. */
+  private held: HeldBytes | undefined = undefined;
+  private isOpen = false;
   private continuations = 0;
   private openStream = 0;
   private openFlags = 0;
@@ -29,7 +43,7 @@ export class HeaderBlocks {
 
   /** The stream of the unfinished block, or 0. */
   get stream(): number {
-    return this.buf === undefined ? 0 : this.openStream;
+    return this.isOpen ? this.openStream : 0;
   }
 
   /** The HEADERS flags of the unfinished block. */
@@ -42,41 +56,37 @@ export class HeaderBlocks {
     this.openStream = stream;
     this.openFlags = flags;
     this.continuations = 0;
-    this.used = 0;
-    this.buf = Buffer.allocUnsafe(Math.max(1024, 2 * fragment.length));
-    this.add(fragment);
+    this.isOpen = true;
+    this.held ??= new HeldBytes(this.maxBytes);
+    this.add(this.held, fragment);
   }
 
-  /** A CONTINUATION's fragment; the whole block once END_HEADERS came. */
+  /**
+   * A CONTINUATION's fragment; the whole block once END_HEADERS came, valid only until the
+   * next block is whole: the caller decodes it, then calls release().
+   */
   continued(fragment: Buffer, isLast: boolean): Buffer | undefined {
     if (++this.continuations > MAX_CONTINUATIONS) {
       throw calm('a header block in too many CONTINUATION frames');
     }
-    this.add(fragment);
-    if (!isLast) return undefined;
-    const block = (this.buf as Buffer).subarray(0, this.used);
-    this.release();
-    return block;
+    const held = this.held as HeldBytes;
+    this.add(held, fragment);
+    return isLast ? held.copyTo(scratchOf(this.maxBytes)) : undefined;
   }
 
-  /** The connection closed: an unfinished block's bytes are given back. */
+  /** The block was decoded, or the connection closed: its bytes are given back. */
   release(): void {
-    if (this.buf === undefined) return;
-    this.budget().give(this.used);
-    this.buf = undefined;
+    if (!this.isOpen) return;
+    this.isOpen = false;
+    const held = this.held as HeldBytes;
+    this.budget().give(held.length);
+    held.release();
   }
 
-  private add(fragment: Buffer): void {
+  private add(held: HeldBytes, fragment: Buffer): void {
     const length = fragment.length;
-    if (this.used + length > this.maxBytes) throw calm('a header block far past the limit');
+    if (held.length + length > this.maxBytes) throw calm('a header block far past the limit');
     if (!this.budget().take(length)) throw calm('unfinished requests hold too many bytes');
-    let buf = this.buf as Buffer;
-    if (this.used + length > buf.length) {
-      const grown = Buffer.allocUnsafe(Math.min(this.maxBytes, 2 * (this.used + length)));
-      buf.copy(grown, 0, 0, this.used);
-      buf = grown;
-      this.buf = grown;
-    }
-    this.used += fragment.copy(buf, this.used);
+    held.append(fragment);
   }
 }

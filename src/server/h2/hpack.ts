@@ -1,8 +1,8 @@
-// HPACK (RFC 7541): the decoder of one connection's request header blocks, and the encoder of
-// its answers. Answers use literals that never enter the dynamic table, so the encoder's only
-// state is the table size update a client that lowers SETTINGS_HEADER_TABLE_SIZE expects.
+// HPACK (RFC 7541): the decoder of one connection's request header blocks (the encoder of its
+// answers is hpack-encoder.ts).
 import { decodeHuffman, type ByteClasses } from './huffman';
 import { HpackError } from './hpack-error';
+import { STATIC_TABLE } from './hpack-static';
 import {
   BYTE_CLASS,
   checkName,
@@ -14,30 +14,6 @@ import {
 
 /** A request's header fields by name; repeated fields are joined with ", ". */
 export type H2Headers = Record<string, string>;
-
-/** Header fields to send: names in lower case, values turned into strings. */
-export type OutgoingHeaders = Readonly<Record<string, string | number>>;
-
-// RFC 7541 Appendix A, indices 1–61.
-// prettier-ignore
-const STATIC_TABLE: readonly (readonly [string, string])[] = [
-  [':authority', ''], [':method', 'GET'], [':method', 'POST'], [':path', '/'],
-  [':path', '/index.html'], [':scheme', 'http'], [':scheme', 'https'], [':status', '200'],
-  [':status', '204'], [':status', '206'], [':status', '304'], [':status', '400'],
-  [':status', '404'], [':status', '500'], ['accept-charset', ''],
-  ['accept-encoding', 'gzip, deflate'], ['accept-language', ''], ['accept-ranges', ''],
-  ['accept', ''], ['access-control-allow-origin', ''], ['age', ''], ['allow', ''],
-  ['authorization', ''], ['cache-control', ''], ['content-disposition', ''],
-  ['content-encoding', ''], ['content-language', ''], ['content-length', ''],
-  ['content-location', ''], ['content-range', ''], ['content-type', ''], ['cookie', ''],
-  ['date', ''], ['etag', ''], ['expect', ''], ['expires', ''], ['from', ''], ['host', ''],
-  ['if-match', ''], ['if-modified-since', ''], ['if-none-match', ''], ['if-range', ''],
-  ['if-unmodified-since', ''], ['last-modified', ''], ['link', ''], ['location', ''],
-  ['max-forwards', ''], ['proxy-authenticate', ''], ['proxy-authorization', ''],
-  ['range', ''], ['referer', ''], ['refresh', ''], ['retry-after', ''], ['server', ''],
-  ['set-cookie', ''], ['strict-transport-security', ''], ['transfer-encoding', ''],
-  ['user-agent', ''], ['vary', ''], ['via', ''], ['www-authenticate', ''],
-];
 
 /** What an entry costs in the dynamic table: its octets and 32 more (section 4.1). */
 const ENTRY_OVERHEAD = 32;
@@ -256,8 +232,12 @@ export class HpackDecoder {
         continue;
       }
       isStart = false;
-      if (list.isFull) this.skip(reader, byte);
-      else list.add(this.field(reader, byte));
+      if (!list.isFull) list.add(this.field(reader, byte));
+      else {
+        const next = this.indexedRun(block, reader.offset);
+        if (next === reader.offset) this.skip(reader, byte);
+        else reader.offset = next;
+      }
     }
     return list.result();
   }
@@ -292,6 +272,23 @@ export class HpackDecoder {
     }
     const value = reader.string();
     return { name, value, fault: nameFault ?? checkValue(name, value, reader.classes), nameFault };
+  }
+
+  /**
+   * Past the list limit, a run of one-byte indexed fields changes nothing but must refer to
+   * entries that exist: checked a byte at a time, as an HPACK bomb is mostly such a run. Returns
+   * where the run ends; anything else (a longer index, a bad one) is left to skip().
+   */
+  private indexedRun(block: Buffer, start: number): number {
+    const highest = STATIC_ENTRIES.length + this.entries.length;
+    let offset = start;
+    while (offset < block.length) {
+      const byte = block[offset] ?? 0;
+      const index = byte & 0x7f;
+      if (byte <= 0x80 || index === 0x7f || index > highest) break;
+      offset++;
+    }
+    return offset;
   }
 
   /** Follows a representation past the list limit: only what the table needs is decoded. */
@@ -347,52 +344,4 @@ export class HpackDecoder {
       if (oldest !== undefined) this.size -= entryBytes(oldest);
     }
   }
-}
-
-/** Static indices by name, for literals that reuse a static name. */
-const STATIC_NAME_INDEX = new Map<string, number>();
-STATIC_TABLE.forEach(([name], i) => {
-  if (!STATIC_NAME_INDEX.has(name)) STATIC_NAME_INDEX.set(name, i + 1);
-});
-
-function pushInteger(out: number[], value: number, prefixBits: number, firstBits: number): void {
-  const max = (1 << prefixBits) - 1;
-  if (value < max) {
-    out.push(firstBits | value);
-    return;
-  }
-  out.push(firstBits | max);
-  let rest = value - max;
-  while (rest >= 0x80) {
-    out.push((rest % 0x80) | 0x80);
-    rest = Math.floor(rest / 0x80);
-  }
-  out.push(rest);
-}
-
-function pushString(out: number[], value: string): void {
-  pushInteger(out, value.length, 7, 0);
-  for (let i = 0; i < value.length; i++) out.push(value.charCodeAt(i) & 0xff);
-}
-
-/**
- * A header block for `fields`, as literals without indexing (names from the static table
- * where it has them); `:status: 200` is the one static entry used whole.
- */
-export function encodeHeaderBlock(fields: OutgoingHeaders): Buffer {
-  const out: number[] = [];
-  for (const name of Object.keys(fields)) {
-    const value = String(fields[name]);
-    if (name === ':status' && value === '200') {
-      out.push(0x88);
-      continue;
-    }
-    const index = STATIC_NAME_INDEX.get(name);
-    if (index === undefined) {
-      out.push(0x00);
-      pushString(out, name);
-    } else pushInteger(out, index, 4, 0x00);
-    pushString(out, value);
-  }
-  return Buffer.from(out);
 }

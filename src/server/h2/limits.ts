@@ -10,8 +10,13 @@ const RESETS_PER_SECOND = 33;
 const MAX_REFUSED_STREAMS = 100;
 /** Frames that carry nothing: empty DATA, stream errors (maxSessionInvalidFrames). */
 const MAX_INVALID_FRAMES = 1000;
-/** Header blocks past SETTINGS_MAX_HEADER_LIST_SIZE: a few are answered 431, then the cut. */
-const MAX_OVERSIZED_BLOCKS = 4;
+/**
+ * Header blocks past SETTINGS_MAX_HEADER_LIST_SIZE: the first is answered 431, so that a client
+ * that sent one too large keeps its other calls; the second cuts the connection. Each costs an
+ * HPACK decode of up to twice the limit (the table must stay in step), the most expensive thing
+ * a client can make this server do per byte.
+ */
+const MAX_OVERSIZED_BLOCKS = 1;
 /**
  * PING and SETTINGS acknowledgements waiting for a client that does not read them (nghttp2's
  * max_outbound_ack).

@@ -124,8 +124,11 @@ export class ReceiveSide {
     if (payload.length === 0 && (flags & Flag.END_HEADERS) === 0) this.limits.invalidFrame();
     const blockFlags = this.blocks.flags;
     const block = this.blocks.continued(payload, (flags & Flag.END_HEADERS) !== 0);
-    if (block !== undefined) {
+    if (block === undefined) return;
+    try {
       this.onHeaderBlock(blockFlags, id, block);
+    } finally {
+      this.blocks.release();
     }
   }
 

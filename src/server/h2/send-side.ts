@@ -14,7 +14,7 @@ import {
   MAX_WINDOW,
   Setting,
 } from './frames';
-import { encodeHeaderBlock, type OutgoingHeaders } from './hpack';
+import { encodeHeaderBlock, type OutgoingHeaders } from './hpack-encoder';
 import type { ConnectionLimits } from './limits';
 import type { Output } from './output';
 import type { DataEnding, H2Stream } from './stream';

@@ -3,7 +3,8 @@
 // each stream (RFC 9113 section 5.1) changes here and nowhere else.
 import { ClosedHow, ClosedStreams } from './closed-streams';
 import { ConnectionError, ErrorCode, Flag, FrameType } from './frames';
-import { encodeHeaderBlock, type DecodedBlock, type H2Headers } from './hpack';
+import type { DecodedBlock, H2Headers } from './hpack';
+import { encodeHeaderBlock } from './hpack-encoder';
 import type { ConnectionLimits } from './limits';
 import type { Output } from './output';
 import { H2Stream, type H2Connection } from './stream';

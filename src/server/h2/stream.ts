@@ -4,7 +4,7 @@
 // the connection's two sides: `outgoing` to the send side, `incoming` to the reader side.
 import { EventEmitter } from 'node:events';
 import { ErrorCode } from './frames';
-import type { OutgoingHeaders } from './hpack';
+import type { OutgoingHeaders } from './hpack-encoder';
 import { IncomingState } from './incoming-state';
 import { OutgoingState, type DataEnding } from './outgoing-state';
 

@@ -206,6 +206,46 @@ describe('connection limits', () => {
     expect(session.remoteSettings.maxConcurrentStreams).toBe(7);
   });
 
+  it('reads a request that arrives in many DATA frames, as if it had come in one', async () => {
+    const seen: RateLimitRequest[] = [];
+    const { session } = await setUp((request) => {
+      seen.push(request);
+      return Promise.resolve(OK);
+    });
+    // Five descriptors of one 8,000-byte value each (MAX_DESCRIPTOR_VALUE_BYTES is 8,192).
+    const descriptors = ['a', 'b', 'c', 'd', 'e'].map((v) => ({
+      entries: [{ key: 'k', value: v.repeat(8000) }],
+    }));
+    const big = frame(serialize({ domain: 'pieces', descriptors }));
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => {
+      stream.on('trailers', resolve);
+      stream.on('response', (h) => {
+        console.log('RESP', h);
+      });
+      stream.on('close', () => {
+        console.log('CLOSE', stream.rstCode);
+      });
+    });
+    stream.resume();
+    // One byte, then pieces of 7 KB, each its own write and so its own DATA frame.
+    stream.write(big.subarray(0, 1));
+    for (let at = 1; at < big.length; at += 7000) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      stream.write(big.subarray(at, at + 7000));
+    }
+    stream.end();
+    expect((await trailers)['grpc-status']).toBe(String(status.OK));
+    expect(seen.map((r) => [r.domain, r.descriptors.map((d) => d.entries[0]?.value)])).toEqual([
+      ['pieces', descriptors.map((d) => d.entries[0]?.value)],
+    ]);
+  });
+
   it('answers a call whose body never finishes within HEADER_TIMEOUT', async () => {
     const { session } = await setUp(() => Promise.resolve(OK), { HEADER_TIMEOUT: '300ms' });
     const stream = session.request({

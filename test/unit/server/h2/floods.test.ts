@@ -157,16 +157,16 @@ describe('acknowledgements a client asks for faster than it reads them: cut', ()
 
 describe('header blocks: bounded by their bytes', () => {
   it.each(['literal', 'bomb'] as const)(
-    '%s past the list limit: 431 a few times, then the connection is cut',
+    '%s past the list limit: 431 once, then the connection is cut',
     async (kind) => {
       const { port } = await serve();
       const client = open(port);
       client.send(oversizedBlocks(kind, 8, kind === 'bomb' ? 12_000 : 20_000));
       expect(await client.goaway()).toBe(ENHANCE_YOUR_CALM);
       const answers = client.frames.filter((f) => f.type === T.HEADERS);
-      expect(answers.map((f) => f.payload.toString('latin1'))).toEqual(
-        Array(4).fill(expect.stringContaining('431')),
-      );
+      expect(answers.map((f) => f.payload.toString('latin1'))).toEqual([
+        expect.stringContaining('431'),
+      ]);
     },
   );
 

@@ -1,5 +1,6 @@
 import { decodeHuffman, huffmanCode } from '../../../../src/server/h2/huffman';
-import { encodeHeaderBlock, HpackDecoder } from '../../../../src/server/h2/hpack';
+import { HpackDecoder } from '../../../../src/server/h2/hpack';
+import { encodeHeaderBlock } from '../../../../src/server/h2/hpack-encoder';
 import { HpackError } from '../../../../src/server/h2/hpack-error';
 
 const hex = (text: string): Buffer => Buffer.from(text.replace(/\s/g, ''), 'hex');
@@ -173,6 +174,33 @@ describe('HpackDecoder', () => {
     expect(block.listBytes).toBe(2 * (1 + 100 + 32));
     expect(block.headers['x']).toBe('a'.repeat(100)); // the first only: the second is past 200
     expect(decoder.decode(hex('be'), false).headers['x']).toBe('a'.repeat(100)); // table intact
+  });
+
+  it.each([
+    ['index 0', '80'],
+    ['an index past the table', 'bf'],
+    ['an index past the table in two bytes', 'ff 00'],
+  ])('past the header list limit still refuses a reference to %s', (_, bad) => {
+    const decoder = new HpackDecoder(4096, 200);
+    const literal = Buffer.concat([hex('4001 78 64'), Buffer.alloc(100, 0x61)]);
+    // A run of good one-byte references, then the bad one, then more good ones.
+    const block = Buffer.concat([literal, Buffer.alloc(50, 0xbe), hex(bad), Buffer.alloc(5, 0xbe)]);
+    expect(() => decoder.decode(block, false)).toThrow(HpackError);
+  });
+
+  it('past the header list limit follows a run of references with other fields after it', () => {
+    const decoder = new HpackDecoder(4096, 200);
+    const literal = Buffer.concat([hex('4001 78 64'), Buffer.alloc(100, 0x61)]);
+    // After the run: z: 1 indexed (the new 62), then a reference to it, then x by its new index.
+    const block = Buffer.concat([literal, Buffer.alloc(50, 0xbe), hex('4001 7a01 31 be bf')]);
+    expect(decoder.decode(block, false).listBytes).toBe(2 * (1 + 100 + 32));
+    // A size update after the run is still one that follows a field.
+    expect(() => decoder.decode(Buffer.concat([literal, literal, hex('be 20')]), false)).toThrow(
+      /follows a header field/,
+    );
+    const table = new HpackDecoder(4096, 64 * 1024);
+    table.decode(Buffer.concat([literal, hex('4001 7a01 31')]), false);
+    expect(table.decode(hex('be bf'), false).headers).toMatchObject({ z: '1', x: 'a'.repeat(100) });
   });
 
   it('keeps names an object would inherit as plain fields', () => {
