@@ -110,6 +110,30 @@ describe('a turn budget', () => {
     expect(read.isHeld).toBe(false);
   });
 
+  it('holds each connection to a share once all together were read 256 KiB in a turn', async () => {
+    // A fresh turn: nothing read in this one yet.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    // 60 frames of 1,009 bytes: about 59 KiB for each connection, under its own 64 KiB.
+    const heavy = Buffer.concat([
+      PREFACE,
+      ...Array.from({ length: 60 }, (_, i) => frame(0, 2 * i + 1, Buffer.alloc(1000, 0x61))),
+    ]);
+    const readers = Array.from({ length: 6 }, () => budgeted(64 * 1024));
+    for (const { read } of readers) read.read(heavy);
+    // The first four are read whole (236 KiB); the fifth until the shared 256 KiB are spent
+    // (20 frames, past its share), the sixth only its 16 KiB share (17 frames).
+    expect(readers.map(({ seen }) => seen.length)).toEqual([60, 60, 60, 60, 20, 17]);
+    // A connection sending less than a share is not held, whatever the others sent.
+    const light = budgeted(64 * 1024);
+    light.read.read(Buffer.concat([PREFACE, ...small]));
+    expect(light.seen).toEqual(expectedSmall);
+    expect(light.read.isHeld).toBe(false);
+    // The next turn, the held ones go on.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    for (const { read } of readers.slice(4)) read.resume();
+    expect(readers.map(({ seen }) => seen.length)).toEqual([60, 60, 60, 60, 60, 60]);
+  });
+
   it('never holds the last frame of what it was given', () => {
     const { read, seen } = budgeted(1);
     read.read(Buffer.concat([PREFACE, small[0] as Buffer]));
