@@ -122,7 +122,11 @@ class UnaryRead<C> implements BodyWait {
       return;
     }
     if (first !== undefined) {
-      this.rest = new HeldBytes(reading.maxRequestBytes + 5);
+      this.rest = HeldBytes.reserve(reading.maxRequestBytes + 5);
+      if (this.rest === undefined) {
+        this.refuse(connectionFull(connectionCap));
+        return;
+      }
       this.rest.append(first);
       this.first = undefined;
     }

@@ -56,8 +56,9 @@ export class HeaderBlocks {
     this.openStream = stream;
     this.openFlags = flags;
     this.continuations = 0;
+    this.held ??= HeldBytes.reserve(this.maxBytes);
+    if (this.held === undefined) throw calm('no room for an unfinished header block');
     this.isOpen = true;
-    this.held ??= new HeldBytes(this.maxBytes);
     this.add(this.held, fragment);
   }
 

@@ -70,7 +70,10 @@ export class FrameReader {
     this.frames(buf, 0);
   }
 
-  /** The connection failed: what waited is let go now, not when the socket is gone. */
+  /**
+   * The connection failed: what waited (up to a read chunk) is let go now, not when its
+   * socket, lingering a second for the client's FIN, is gone.
+   */
   discard(): void {
     this.parts = [];
     this.partBytes = 0;

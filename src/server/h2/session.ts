@@ -340,7 +340,6 @@ export class H2Session extends EventEmitter {
     this.closed = true;
     this.destroyed = true;
     this.socket.pause();
-    // A read chunk of frames may wait behind the error, and the socket lingers up to a second.
     this.reader.discard();
     endSocketSoon(this.socket);
     if (!(err instanceof ConnectionError)) this.emit('error', err);
