@@ -35,6 +35,8 @@ export interface InnocentWindow {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+  /** The innocent client's own longest event-loop delay in the window, ms. */
+  readonly ownDelayMaxMs: number;
 }
 
 const PROGRAMS = __dirname;

@@ -202,6 +202,9 @@ function figures(outcome: Outcome): Record<string, string | number> {
     ratio: round(p99During / p99Before, 2),
     'p99 ms per round before': list(before.map((w) => w.p99)),
     'p99 ms per round during': list(during.map((w) => w.p99)),
+    "the innocent client's own longest event-loop delay ms per round before / during": `${list(
+      before.map((w) => w.ownDelayMaxMs),
+    )} / ${list(during.map((w) => w.ownDelayMaxMs))}`,
     'innocent OK during': `${String(during.reduce((a, w) => a + w.ok, 0))}/${String(during.reduce((a, w) => a + w.calls, 0))}`,
     'attacking connections opened / cut': `${String(attacks.reduce((a, s) => a + s.opened, 0))} / ${String(attacks.reduce((a, s) => a + s.cut, 0))}`,
     'attack MB written': round(attacks.reduce((a, s) => a + s.written, 0) / 1e6),
