@@ -7,20 +7,12 @@ import net from 'node:net';
 import {
   clientOpening,
   connectionCredit,
-  FLAG_ACK,
-  FLAG_END_HEADERS,
-  FLAG_END_STREAM,
-  FrameSplitter,
-  frameHeader,
-  TYPE_DATA,
-  TYPE_GOAWAY,
-  TYPE_HEADERS,
-  TYPE_PING,
-  TYPE_RST_STREAM,
-  TYPE_SETTINGS,
-  TYPE_WINDOW_UPDATE,
   DEFAULT_WINDOW,
+  FLAG,
+  frameHeader,
+  FrameSplitter,
   RECEIVE_WINDOW,
+  TYPE,
   unpadded,
 } from './h2-frames';
 
@@ -137,9 +129,9 @@ export class RawGrpcConnection {
     this.nextStream += 2;
     this.pending.set(stream, { done, message: undefined });
     const frames = Buffer.concat([
-      frameHeader(this.headerBlock.length, TYPE_HEADERS, FLAG_END_HEADERS, stream),
+      frameHeader(this.headerBlock.length, TYPE.HEADERS, FLAG.END_HEADERS, stream),
       this.headerBlock,
-      frameHeader(framedMessage.length, TYPE_DATA, FLAG_END_STREAM, stream),
+      frameHeader(framedMessage.length, TYPE.DATA, FLAG.END_STREAM, stream),
       framedMessage,
     ]);
     if (this.queued.length > 0 || framedMessage.length > this.sendWindow) {
@@ -184,7 +176,7 @@ export class RawGrpcConnection {
 
   private onFrame(type: number, flags: number, stream: number, payload: Buffer): void {
     switch (type) {
-      case TYPE_DATA: {
+      case TYPE.DATA: {
         this.received += payload.length;
         if (this.received > RECEIVE_WINDOW / 2) {
           this.socket.write(connectionCredit(this.received));
@@ -195,34 +187,34 @@ export class RawGrpcConnection {
           const data = unpadded(flags, payload);
           p.message = p.message === undefined ? data : Buffer.concat([p.message, data]);
         }
-        if ((flags & FLAG_END_STREAM) !== 0) this.finish(stream);
+        if ((flags & FLAG.END_STREAM) !== 0) this.finish(stream);
         return;
       }
-      case TYPE_HEADERS:
-        if ((flags & FLAG_END_STREAM) !== 0) this.finish(stream);
+      case TYPE.HEADERS:
+        if ((flags & FLAG.END_STREAM) !== 0) this.finish(stream);
         return;
-      case TYPE_RST_STREAM: {
+      case TYPE.RST_STREAM: {
         const p = this.pending.get(stream);
         this.pending.delete(stream);
         p?.done('stream-reset');
         return;
       }
-      case TYPE_SETTINGS:
+      case TYPE.SETTINGS:
         // The server's settings need only an acknowledgement: every request is far smaller
         // than any initial stream window, and no header block is ever decoded.
-        if ((flags & FLAG_ACK) === 0) this.socket.write(frameHeader(0, TYPE_SETTINGS, FLAG_ACK, 0));
+        if ((flags & FLAG.ACK) === 0) this.socket.write(frameHeader(0, TYPE.SETTINGS, FLAG.ACK, 0));
         return;
-      case TYPE_PING:
-        if ((flags & FLAG_ACK) === 0)
-          this.socket.write(Buffer.concat([frameHeader(8, TYPE_PING, FLAG_ACK, 0), payload]));
+      case TYPE.PING:
+        if ((flags & FLAG.ACK) === 0)
+          this.socket.write(Buffer.concat([frameHeader(8, TYPE.PING, FLAG.ACK, 0), payload]));
         return;
-      case TYPE_WINDOW_UPDATE:
+      case TYPE.WINDOW_UPDATE:
         if (stream === 0) {
           this.sendWindow += payload.readUInt32BE(0) & 0x7fffffff;
           this.flushQueued();
         }
         return;
-      case TYPE_GOAWAY:
+      case TYPE.GOAWAY:
         this.close();
         this.fail();
         return;

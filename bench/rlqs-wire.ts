@@ -9,21 +9,12 @@ import {
   clientOpening,
   connectionCredit,
   DEFAULT_WINDOW,
-  FLAG_ACK,
-  FLAG_END_HEADERS,
-  FLAG_END_STREAM,
-  FrameSplitter,
+  FLAG,
   frameHeader,
+  FrameSplitter,
   RECEIVE_WINDOW,
-  SETTING_INITIAL_WINDOW_SIZE,
-  SETTING_MAX_FRAME_SIZE,
-  TYPE_DATA,
-  TYPE_GOAWAY,
-  TYPE_HEADERS,
-  TYPE_PING,
-  TYPE_RST_STREAM,
-  TYPE_SETTINGS,
-  TYPE_WINDOW_UPDATE,
+  SETTING,
+  TYPE,
   unpadded,
 } from './h2-frames';
 import { requestHeaderBlock } from './h2-raw';
@@ -87,7 +78,7 @@ export class RlqsConnection {
     this.socket = net.connect({ host, port, noDelay: true });
     const block = requestHeaderBlock(`${host}:${String(port)}`, RLQS_PATH);
     const opens = Array.from({ length: streams }, (_, i) => [
-      frameHeader(block.length, TYPE_HEADERS, FLAG_END_HEADERS, RlqsConnection.idOf(i)),
+      frameHeader(block.length, TYPE.HEADERS, FLAG.END_HEADERS, RlqsConnection.idOf(i)),
       block,
     ]).flat();
     this.socket.write(Buffer.concat([clientOpening(), ...opens]));
@@ -128,7 +119,7 @@ export class RlqsConnection {
     const parts: Buffer[] = [];
     for (let at = 0; at < framed.length; at += this.maxFrame) {
       const piece = framed.subarray(at, Math.min(framed.length, at + this.maxFrame));
-      parts.push(frameHeader(piece.length, TYPE_DATA, 0, id), piece);
+      parts.push(frameHeader(piece.length, TYPE.DATA, 0, id), piece);
     }
     this.write({ index, frames: Buffer.concat(parts), size: framed.length });
     return true;
@@ -139,7 +130,7 @@ export class RlqsConnection {
     if (this.isClosed) return;
     this.write({
       index: -1,
-      frames: Buffer.concat([frameHeader(8, TYPE_PING, 0, 0), PING_PAYLOAD]),
+      frames: Buffer.concat([frameHeader(8, TYPE.PING, 0, 0), PING_PAYLOAD]),
       size: 0,
     });
   }
@@ -208,24 +199,24 @@ export class RlqsConnection {
   private onFrame(type: number, flags: number, stream: number, payload: Buffer): void {
     const index = (stream - 1) / 2;
     switch (type) {
-      case TYPE_DATA:
+      case TYPE.DATA:
         this.onData(index, flags, payload);
         return;
-      case TYPE_HEADERS:
-        if ((flags & FLAG_END_STREAM) !== 0) this.end(index, 'the server ended the stream');
+      case TYPE.HEADERS:
+        if ((flags & FLAG.END_STREAM) !== 0) this.end(index, 'the server ended the stream');
         return;
-      case TYPE_RST_STREAM:
+      case TYPE.RST_STREAM:
         this.end(index, `reset with code ${String(payload.readUInt32BE(0))}`);
         return;
-      case TYPE_SETTINGS:
-        if ((flags & FLAG_ACK) === 0) this.onSettings(payload);
+      case TYPE.SETTINGS:
+        if ((flags & FLAG.ACK) === 0) this.onSettings(payload);
         return;
-      case TYPE_PING:
-        if ((flags & FLAG_ACK) === 0)
-          this.socket.write(Buffer.concat([frameHeader(8, TYPE_PING, FLAG_ACK, 0), payload]));
+      case TYPE.PING:
+        if ((flags & FLAG.ACK) === 0)
+          this.socket.write(Buffer.concat([frameHeader(8, TYPE.PING, FLAG.ACK, 0), payload]));
         else if (payload.equals(PING_PAYLOAD)) this.events.pong();
         return;
-      case TYPE_WINDOW_UPDATE: {
+      case TYPE.WINDOW_UPDATE: {
         const increment = payload.readUInt32BE(0) & 0x7fffffff;
         if (stream === 0) this.connectionWindow += increment;
         else if (this.sendWindows[index] !== undefined)
@@ -233,7 +224,7 @@ export class RlqsConnection {
         this.flushQueued();
         return;
       }
-      case TYPE_GOAWAY:
+      case TYPE.GOAWAY:
         this.fail(`GOAWAY with code ${String(payload.readUInt32BE(4))}`);
         this.close();
         return;
@@ -246,14 +237,14 @@ export class RlqsConnection {
     for (let at = 0; at + 6 <= payload.length; at += 6) {
       const id = payload.readUInt16BE(at);
       const value = payload.readUInt32BE(at + 2);
-      if (id === SETTING_INITIAL_WINDOW_SIZE) {
+      if (id === SETTING.INITIAL_WINDOW_SIZE) {
         const delta = value - this.initialWindow;
         this.initialWindow = value;
         for (let i = 0; i < this.streams; i++)
           this.sendWindows[i] = (this.sendWindows[i] ?? 0) + delta;
-      } else if (id === SETTING_MAX_FRAME_SIZE) this.maxFrame = value;
+      } else if (id === SETTING.MAX_FRAME_SIZE) this.maxFrame = value;
     }
-    this.socket.write(frameHeader(0, TYPE_SETTINGS, FLAG_ACK, 0));
+    this.socket.write(frameHeader(0, TYPE.SETTINGS, FLAG.ACK, 0));
     this.flushQueued();
   }
 
@@ -274,6 +265,6 @@ export class RlqsConnection {
       pending = pending.subarray(5 + length);
     }
     this.partial[index] = Buffer.from(pending);
-    if ((flags & FLAG_END_STREAM) !== 0) this.end(index, 'the server ended the stream');
+    if ((flags & FLAG.END_STREAM) !== 0) this.end(index, 'the server ended the stream');
   }
 }
