@@ -232,12 +232,8 @@ export class HpackDecoder {
         continue;
       }
       isStart = false;
-      if (!list.isFull) list.add(this.field(reader, byte));
-      else {
-        const next = this.indexedRun(block, reader.offset);
-        if (next === reader.offset) this.skip(reader, byte);
-        else reader.offset = next;
-      }
+      if (list.isFull) this.skip(reader, byte);
+      else list.add(this.field(reader, byte));
     }
     return list.result();
   }
@@ -277,7 +273,7 @@ export class HpackDecoder {
   /**
    * Past the list limit, a run of one-byte indexed fields changes nothing but must refer to
    * entries that exist: checked a byte at a time, as an HPACK bomb is mostly such a run. Returns
-   * where the run ends; anything else (a longer index, a bad one) is left to skip().
+   * where the run ends; a longer index, or a bad one, ends it.
    */
   private indexedRun(block: Buffer, start: number): number {
     const highest = STATIC_ENTRIES.length + this.entries.length;
@@ -294,7 +290,9 @@ export class HpackDecoder {
   /** Follows a representation past the list limit: only what the table needs is decoded. */
   private skip(reader: Reader, byte: number): void {
     if ((byte & 0x80) !== 0) {
-      this.at(reader.integer(7));
+      const runEnd = this.indexedRun(reader.buf, reader.offset);
+      if (runEnd > reader.offset) reader.offset = runEnd;
+      else this.at(reader.integer(7));
       return;
     }
     const isIndexed = (byte & 0xc0) === 0x40;
