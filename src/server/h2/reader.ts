@@ -158,10 +158,7 @@ export class FrameReader {
   /** Its own budget spent, or its share once all connections together spent theirs. */
   private isTurnSpent(): boolean {
     const { spent } = this;
-    return (
-      spent >= this.turnBytes ||
-      (turnFrameBytes >= SHARED_TURN_BYTES && spent >= SHARE_BYTES && this.turnBytes !== Infinity)
-    );
+    return spent >= this.turnBytes || (turnFrameBytes >= SHARED_TURN_BYTES && spent >= SHARE_BYTES);
   }
 
   private keep(rest: Buffer, needed: number): void {
