@@ -14,14 +14,14 @@ import {
   Flag,
   FrameType,
   MAX_WINDOW,
-  Setting,
 } from './frames';
 import type { H2Headers } from './hpack';
 import { CONNECTION_WINDOW, ReceiveSide } from './receive-side';
-import { ConnectionLimits, MAX_SETTINGS_ENTRIES } from './limits';
+import { ConnectionLimits } from './limits';
 import { Output } from './output';
 import { FrameReader } from './reader';
 import { SendSide } from './send-side';
+import { isSettingsAck, settingsPayload } from './settings-frame';
 import type { H2Stream } from './stream';
 import { StreamTable } from './stream-table';
 
@@ -291,22 +291,7 @@ export class H2Session extends EventEmitter {
   }
 
   private onSettings(flags: number, stream: number, payload: Buffer): void {
-    if (stream !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS on a stream');
-    if ((flags & Flag.ACK) !== 0) {
-      if (payload.length !== 0) {
-        throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'a SETTINGS ACK with a payload');
-      }
-      return;
-    }
-    if (payload.length % 6 !== 0) {
-      throw new ConnectionError(
-        ErrorCode.FRAME_SIZE_ERROR,
-        'SETTINGS of a length not a multiple of 6',
-      );
-    }
-    if (payload.length > 6 * MAX_SETTINGS_ENTRIES) {
-      throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'SETTINGS with too many entries');
-    }
+    if (isSettingsAck(flags, stream, payload)) return;
     for (let at = 0; at < payload.length; at += 6) {
       this.send.applySetting(payload.readUInt16BE(at), payload.readUInt32BE(at + 2));
     }
@@ -387,14 +372,4 @@ function flushLater(session: H2Session): void {
 
 function nextTurn(session: H2Session): void {
   session.resumeTurn();
-}
-
-/** This side's SETTINGS: six bytes per setting, a 16-bit id and a 32-bit value. */
-function settingsPayload(options: H2SessionOptions): Buffer {
-  const payload = Buffer.alloc(12);
-  payload.writeUInt16BE(Setting.MAX_CONCURRENT_STREAMS, 0);
-  payload.writeUInt32BE(options.maxConcurrentStreams, 2);
-  payload.writeUInt16BE(Setting.MAX_HEADER_LIST_SIZE, 6);
-  payload.writeUInt32BE(options.maxHeaderListBytes, 8);
-  return payload;
 }
