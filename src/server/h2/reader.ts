@@ -24,15 +24,28 @@ function nextTurn(): void {
   turnFrameBytes = 0;
 }
 
+/** The `count` bytes of `buf` from `start` are the preface's first, or the client is cut. */
+function checkPreface(buf: Buffer, start: number, count: number): void {
+  if (buf.compare(PREFACE, 0, count, start, start + count) !== 0) {
+    throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the client preface is missing');
+  }
+}
+
 /** Receives each whole frame; `payload` is a view valid only during the call. */
 export type FrameSink = (type: number, flags: number, stream: number, payload: Buffer) => void;
 
+/**
+ * Chunks are valid only during read(): plaintext connections share one read buffer
+ * (shared-reads.ts). What outlives the call is copied: the rest of a chunk left for the next
+ * turn, and a frame the chunk ends inside, into a buffer of that frame's size. The next chunk
+ * completes that frame alone, so a cut frame costs its own bytes, not a join with a whole read.
+ */
 export class FrameReader {
-  /** Bytes of an unfinished frame (or preface), kept as they came until it is whole. */
-  private parts: Buffer[] = [];
-  private partBytes = 0;
-  /** How many bytes the unfinished part needs before it is worth joining. */
-  private needed = 0;
+  /** Copies of what came after the turn's budget was spent, read at resume(). */
+  private waiting: Buffer[] = [];
+  /** The preface, a frame header or a whole frame, cut by the end of a chunk, being filled. */
+  private pending: Buffer | undefined = undefined;
+  private pendingBytes = 0;
   private isPrefaceRead = false;
   /** Work done in this turn (or since resume()): frame bytes, and what charge() added. */
   private spent = 0;
@@ -63,11 +76,10 @@ export class FrameReader {
   resume(): void {
     this.isTurnOver = false;
     this.spent = 0;
-    if (this.parts.length === 0) return;
-    const buf = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
-    this.parts = [];
-    this.partBytes = 0;
-    this.frames(buf, 0);
+    const { waiting } = this;
+    if (waiting.length === 0) return;
+    this.waiting = [];
+    this.frames(waiting.length === 1 ? (waiting[0] as Buffer) : Buffer.concat(waiting), 0);
   }
 
   /**
@@ -75,17 +87,20 @@ export class FrameReader {
    * socket, lingering a second for the client's FIN, is gone.
    */
   discard(): void {
-    this.parts = [];
-    this.partBytes = 0;
+    this.waiting = [];
+    this.pending = undefined;
+    this.pendingBytes = 0;
     this.isTurnOver = false;
   }
 
-  /** Feeds one chunk; throws ConnectionError for bytes that cannot be HTTP/2. */
+  /**
+   * Feeds one chunk, valid only during the call; throws ConnectionError for bytes that cannot be
+   * HTTP/2.
+   */
   read(chunk: Buffer): void {
     if (this.isTurnOver) {
       // What arrives meanwhile waits behind the frames already waiting.
-      this.parts.push(chunk);
-      this.partBytes += chunk.length;
+      this.waiting.push(Buffer.from(chunk));
       return;
     }
     // The budget is a turn's: a connection that sends little each turn is never held.
@@ -97,30 +112,50 @@ export class FrameReader {
       isTurnCounted = true;
       setImmediate(nextTurn);
     }
-    let buf = chunk;
-    if (this.parts.length > 0) {
-      this.parts.push(chunk);
-      this.partBytes += chunk.length;
-      // A frame trickled in byte by byte is joined once, not once per byte.
-      if (this.partBytes < this.needed) return;
-      buf = Buffer.concat(this.parts, this.partBytes);
-      this.parts = [];
-      this.partBytes = 0;
-    }
     let offset = 0;
-    if (!this.isPrefaceRead) {
-      const compared = Math.min(buf.length, PREFACE.length);
-      if (buf.compare(PREFACE, 0, compared, 0, compared) !== 0) {
-        throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the client preface is missing');
-      }
-      if (buf.length < PREFACE.length) {
-        this.keep(buf, PREFACE.length);
+    while (this.hasPending()) {
+      if (offset === chunk.length) return;
+      offset = this.fill(chunk, offset);
+      if (!this.hasPending() && offset < chunk.length && this.isTurnSpent()) {
+        this.holdRest(chunk, offset);
         return;
       }
-      this.isPrefaceRead = true;
-      offset = PREFACE.length;
     }
-    this.frames(buf, offset);
+    const start = this.isPrefaceRead ? offset : this.preface(chunk, offset);
+    if (start !== undefined) this.frames(chunk, start);
+  }
+
+  private hasPending(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /**
+   * Copies what the pending bytes lack from `chunk`; once whole, reads them (which may leave a
+   * longer frame pending, when they were its header). Returns where the chunk's rest starts.
+   */
+  private fill(chunk: Buffer, from: number): number {
+    const pending = this.pending as Buffer;
+    const copied = chunk.copy(pending, this.pendingBytes, from);
+    this.pendingBytes += copied;
+    if (!this.isPrefaceRead) checkPreface(pending, 0, this.pendingBytes);
+    if (this.pendingBytes < pending.length) return from + copied;
+    this.pending = undefined;
+    this.pendingBytes = 0;
+    if (this.isPrefaceRead) this.frames(pending, 0);
+    else this.isPrefaceRead = true;
+    return from + copied;
+  }
+
+  /** Checks the client preface at `offset`; returns the offset past it, if it is all there. */
+  private preface(buf: Buffer, offset: number): number | undefined {
+    const count = Math.min(buf.length - offset, PREFACE.length);
+    checkPreface(buf, offset, count);
+    if (count < PREFACE.length) {
+      this.pend(buf, offset, PREFACE.length);
+      return undefined;
+    }
+    this.isPrefaceRead = true;
+    return offset + PREFACE.length;
   }
 
   private frames(buf: Buffer, start: number): void {
@@ -136,7 +171,7 @@ export class FrameReader {
       }
       const end = offset + FRAME_HEADER_BYTES + length;
       if (end > buf.length) {
-        this.keep(buf.subarray(offset), FRAME_HEADER_BYTES + length);
+        this.pend(buf, offset, FRAME_HEADER_BYTES + length);
         return;
       }
       const type = buf[offset + 3] ?? 0;
@@ -147,12 +182,11 @@ export class FrameReader {
       this.spent += FRAME_HEADER_BYTES + length;
       turnFrameBytes += FRAME_HEADER_BYTES + length;
       if (this.isTurnSpent() && offset < buf.length) {
-        this.isTurnOver = true;
-        this.keep(buf.subarray(offset), FRAME_HEADER_BYTES);
+        this.holdRest(buf, offset);
         return;
       }
     }
-    if (offset < buf.length) this.keep(buf.subarray(offset), FRAME_HEADER_BYTES);
+    if (offset < buf.length) this.pend(buf, offset, FRAME_HEADER_BYTES);
   }
 
   /** Its own budget spent, or its share once all connections together spent theirs. */
@@ -161,9 +195,16 @@ export class FrameReader {
     return spent >= this.turnBytes || (turnFrameBytes >= SHARED_TURN_BYTES && spent >= SHARE_BYTES);
   }
 
-  private keep(rest: Buffer, needed: number): void {
-    this.parts = [rest];
-    this.partBytes = rest.length;
-    this.needed = needed;
+  /** The turn is over: the rest of `buf` from `offset` waits for resume(). */
+  private holdRest(buf: Buffer, offset: number): void {
+    this.isTurnOver = true;
+    this.waiting.push(Buffer.from(buf.subarray(offset)));
+  }
+
+  /** `buf` from `offset` is the start of `needed` bytes: copied into a buffer of that size. */
+  private pend(buf: Buffer, offset: number, needed: number): void {
+    const pending = Buffer.allocUnsafe(needed);
+    this.pendingBytes = buf.copy(pending, 0, offset);
+    this.pending = pending;
   }
 }

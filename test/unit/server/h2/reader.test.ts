@@ -51,6 +51,53 @@ it('reads the same frames whether they come at once, byte by byte, or in odd pie
   expect(pieces.seen).toEqual(expected);
 });
 
+/**
+ * Feeds `input` in pieces of `size` through one buffer overwritten after every read, as the read
+ * buffer plaintext connections share is reused: a frame kept as a view would come out wrong.
+ */
+function readThroughOneBuffer(read: FrameReader, input: Buffer, size: number): void {
+  const shared = Buffer.alloc(size);
+  for (let at = 0; at < input.length; at += size) {
+    const length = input.copy(shared, 0, at, at + size);
+    read.read(shared.subarray(0, length));
+    shared.fill(0xa5);
+  }
+}
+
+it('copies what it keeps: a chunk may be overwritten as soon as read() returns', () => {
+  for (const size of [1, 5, 9, 10, 24, 25, 7_001, 16_393, 65_536]) {
+    const { read, seen } = reader();
+    readThroughOneBuffer(read, bytes, size);
+    expect(seen).toEqual(expected);
+  }
+});
+
+it('allocates a cut frame its own size, not a join with the next chunk', () => {
+  const { read, seen } = reader();
+  const big = Buffer.concat([PREFACE, frame(0, 1, Buffer.alloc(10_000, 0x63))]);
+  const cut = frame(0, 5, Buffer.alloc(16_000));
+  const second = Buffer.concat([
+    big.subarray(100),
+    frame(0, 3, Buffer.alloc(16_000)),
+    cut.subarray(0, 50),
+  ]);
+  const allocUnsafe = jest.spyOn(Buffer, 'allocUnsafe');
+  try {
+    read.read(big.subarray(0, 100));
+    read.read(second);
+    // The first frame's 10,009 bytes and the last's 16,009, nothing the size of a chunk.
+    expect(allocUnsafe.mock.calls.map(([size]) => size)).toEqual([10_009, 16_009]);
+    read.read(cut.subarray(50));
+  } finally {
+    allocUnsafe.mockRestore();
+  }
+  expect(seen.map((s) => [s.stream, s.payload.length])).toEqual([
+    [1, 10_000],
+    [3, 16_000],
+    [5, 16_000],
+  ]);
+});
+
 it('refuses a wrong preface at its first wrong byte, and frames past the size limit', () => {
   expect(() => {
     reader().read.read(Buffer.from('PRI * HTTP/1.1'));
