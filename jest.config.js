@@ -6,6 +6,7 @@
 // ts-jest only transpiles (tsconfig has isolatedModules): `npm run lint` type-checks everything.
 // It is pure JavaScript, unlike swc, whose platform binaries the registry here does not all have.
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
+const setupFiles = ['<rootDir>/test/helpers/poison-reads.ts'];
 
 module.exports = {
   // Integration suites start real processes; unit suites finish in milliseconds anyway.
@@ -15,18 +16,21 @@ module.exports = {
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/contract/*.test.ts'],
       transform,
+      setupFiles,
       testEnvironment: 'node',
     },
     {
       displayName: 'backends',
       testMatch: ['<rootDir>/test/contract/*/**/*.test.ts'],
       transform,
+      setupFiles,
       testEnvironment: 'node',
     },
     {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       transform,
+      setupFiles,
       testEnvironment: 'node',
     },
     {
@@ -35,6 +39,7 @@ module.exports = {
       displayName: 'reliability',
       testMatch: ['<rootDir>/test/reliability/**/*.test.ts'],
       transform,
+      setupFiles,
       testEnvironment: 'node',
     },
   ],

@@ -153,7 +153,7 @@ export class RateLimitGrpcServer {
       settings.tls === undefined
         ? undefined
         : createSecureGrpcServer(settings.tls, stats, logger, (o) => tls.createServer(o));
-    const server = secure?.server ?? net.createServer();
+    const server = secure?.server ?? net.createServer({ pauseOnConnect: true });
     acceptH2(server, secure !== undefined, h2Options, handlers);
     return [server, secure];
   }

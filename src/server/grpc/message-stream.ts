@@ -19,11 +19,12 @@ export class MessageStream {
   ) {}
 
   /**
-   * Takes a chunk of the body; returns the messages it completes, decompressed. Throws a
+   * Takes a chunk of the body, valid only during the call; returns the messages it completes, decompressed. Throws a
    * CallError for a message larger than the limit or a malformed frame.
    */
   push(chunk: Buffer): FramedMessage[] {
-    this.chunks.push(chunk);
+    // Copied: a chunk is valid only during its 'data' event (see unary.ts).
+    this.chunks.push(Buffer.from(chunk));
     this.size += chunk.length;
     const out: FramedMessage[] = [];
     for (;;) {

@@ -85,7 +85,11 @@ class UnaryRead<C> implements BodyWait {
   dueMs = 0;
   queuedAt = -1;
   private readonly session: H2Connection | undefined;
-  /** The body while it is one chunk: a view of what was read, not copied. */
+  /**
+   * The body while it is one chunk. A chunk is valid only during its 'data' event (the own
+   * HTTP/2 reads plaintext connections into one shared buffer, see h2/stream.ts): it is copied
+   * unless the body ends with it, in the same call.
+   */
   private first: Buffer | undefined = undefined;
   /** The body once a second chunk came, in memory released when reading ends. */
   private rest: HeldBytes | undefined = undefined;
@@ -103,7 +107,7 @@ class UnaryRead<C> implements BodyWait {
     this.session = stream.session;
   }
 
-  data(chunk: Buffer): void {
+  data(chunk: Buffer, isLast: boolean): void {
     const { reading } = this;
     this.size += chunk.length;
     if (this.size > reading.maxRequestBytes + 5) {
@@ -118,7 +122,7 @@ class UnaryRead<C> implements BodyWait {
     }
     const { first } = this;
     if (first === undefined && this.rest === undefined) {
-      this.first = chunk;
+      this.first = isLast ? chunk : Buffer.from(chunk);
       return;
     }
     if (first !== undefined) {
@@ -191,8 +195,8 @@ class UnaryRead<C> implements BodyWait {
   }
 }
 
-function onData(this: ReadStream, chunk: Buffer): void {
-  this[READING]?.data(chunk);
+function onData(this: ReadStream, chunk: Buffer, isLast?: boolean): void {
+  this[READING]?.data(chunk, isLast === true);
 }
 
 function onEnd(this: ReadStream): void {

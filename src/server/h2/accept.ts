@@ -4,6 +4,7 @@ import type net from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { H2Headers } from './hpack';
 import { H2Session, type H2SessionOptions } from './session';
+import { readIntoShared, type ReadSink } from './shared-reads';
 import type { H2Stream } from './stream';
 
 export interface H2Handlers {
@@ -16,6 +17,8 @@ export interface H2Handlers {
 /**
  * Makes `listener` (a net.Server, or a tls.Server when `isSecure`) speak HTTP/2 with prior
  * knowledge, as gRPC does. A TLS client that did not choose h2 is cut: there is no HTTP/1.1 here.
+ * A plaintext listener made with `pauseOnConnect` has its connections read into one shared
+ * buffer (shared-reads.ts).
  */
 export function acceptH2(
   listener: net.Server,
@@ -31,7 +34,17 @@ export function acceptH2(
       socket.destroy();
       return;
     }
-    socket.setNoDelay(true);
-    handlers.session(new H2Session(socket, options, onStream));
+    let sink: ReadSink | undefined;
+    const own = isSecure ? undefined : readIntoShared(socket, () => sink);
+    const read = own ?? socket;
+    // A listener made with pauseOnConnect leaves a socket it could not move paused.
+    if (own === undefined) socket.resume();
+    read.setNoDelay(true);
+    const session = new H2Session(read, options, onStream);
+    if (own !== undefined)
+      sink = (bytes) => {
+        session.received(bytes);
+      };
+    handlers.session(session);
   });
 }

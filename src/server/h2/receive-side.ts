@@ -93,7 +93,7 @@ export class ReceiveSide {
     }
     const credit = isEnd ? 0 : stream.incoming.creditDue(STREAM_CREDIT_BYTES);
     if (credit > 0) this.output.frameOfWords(FrameType.WINDOW_UPDATE, stream.id, credit);
-    if (data.length > 0) stream.emit('data', data);
+    if (data.length > 0) stream.emit('data', data, isEnd);
     if (isEnd && !stream.closed) {
       this.budget().give(stream.incoming.release());
       this.streams.remoteEnded(stream);

@@ -131,6 +131,11 @@ export class H2Session extends EventEmitter {
     });
   }
 
+  /** Bytes read for this connection by someone else (shared-reads.ts): valid only during the call. */
+  received(bytes: Buffer): void {
+    this.readFrames(bytes);
+  }
+
   /** Counts this connection's unfinished requests against `budget`; before any frame is read. */
   useBudget(budget: BufferBudget): void {
     this.budget = new ConnectionBudget(budget);

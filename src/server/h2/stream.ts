@@ -2,6 +2,9 @@
 // server (respond, write, end, trailers, close and the data/end/close/wantTrailers events) at a
 // fraction of its cost, over frames its connection writes. Its flow control state belongs to
 // the connection's two sides: `outgoing` to the send side, `incoming` to the reader side.
+// Unlike node's, a 'data' chunk is valid only during the event (it may be a view of the read
+// buffer plaintext connections share); its second argument is true when 'end' follows at once,
+// in the same call, so a listener that needs the chunk only until then need not copy it.
 import { EventEmitter } from 'node:events';
 import { ErrorCode } from './frames';
 import type { OutgoingHeaders } from './hpack-encoder';

@@ -35,6 +35,22 @@ const OK: RateLimitResponse = {
   dynamicMetadata: undefined,
 };
 
+/** The call's grpc-status, from its trailers or a trailers-only answer, once it closed. */
+function grpcStatusOf(stream: http2.ClientHttp2Stream): Promise<unknown> {
+  let grpcStatus: unknown;
+  stream.on('response', (headers) => {
+    grpcStatus ??= headers['grpc-status'];
+  });
+  stream.on('trailers', (trailers) => {
+    grpcStatus = trailers['grpc-status'];
+  });
+  return new Promise((resolve) => {
+    stream.on('close', () => {
+      resolve(grpcStatus);
+    });
+  });
+}
+
 function limits(env: Record<string, string>): LimitsSettings {
   return loadSettings(env).limits;
 }
@@ -223,15 +239,7 @@ describe('connection limits', () => {
       'content-type': 'application/grpc',
       te: 'trailers',
     });
-    const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => {
-      stream.on('trailers', resolve);
-      stream.on('response', (h) => {
-        console.log('RESP', h);
-      });
-      stream.on('close', () => {
-        console.log('CLOSE', stream.rstCode);
-      });
-    });
+    const answered = grpcStatusOf(stream);
     stream.resume();
     // One byte, then pieces of 7 KB, each its own write and so its own DATA frame.
     stream.write(big.subarray(0, 1));
@@ -240,10 +248,39 @@ describe('connection limits', () => {
       stream.write(big.subarray(at, at + 7000));
     }
     stream.end();
-    expect((await trailers)['grpc-status']).toBe(String(status.OK));
+    expect(await answered).toBe(String(status.OK));
     expect(seen.map((r) => [r.domain, r.descriptors.map((d) => d.entries[0]?.value)])).toEqual([
       ['pieces', descriptors.map((d) => d.entries[0]?.value)],
     ]);
+  });
+
+  it('keeps a one-frame body whose END_STREAM comes in a later read', async () => {
+    // The body is read into the buffer plaintext connections share, overwritten after each read
+    // in the suites (H2_POISON_READS): kept as a view, it would be garbage by END_STREAM.
+    const seen: RateLimitRequest[] = [];
+    const { session } = await setUp((request) => {
+      seen.push(request);
+      return Promise.resolve(OK);
+    });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    const answered = grpcStatusOf(stream);
+    stream.resume();
+    stream.write(REQUEST);
+    // A PING answered means the server has read the DATA frame before END_STREAM is sent.
+    await new Promise<void>((resolve, reject) => {
+      session.ping((err) => {
+        if (err) reject(err);
+        else resolve();
+      });
+    });
+    stream.end();
+    expect(await answered).toBe(String(status.OK));
+    expect(seen.map((r) => [r.domain, r.descriptors[0]?.entries[0]?.value])).toEqual([['d', 'v']]);
   });
 
   it('answers a call whose body never finishes within HEADER_TIMEOUT', async () => {
