@@ -1,6 +1,8 @@
 // Splits a connection's incoming bytes into the client preface and then whole frames, a turn's
 // worth at a time: once a turn's budget of work is spent, the rest waits for resume().
 import { ConnectionError, ErrorCode, FRAME_HEADER_BYTES, PREFACE } from './frames';
+import { isPoisoned } from './shared-reads';
+import { SpareBuffers } from './spare-buffers';
 
 /**
  * Frame bytes all connections together are read in a turn before each is held to its share:
@@ -24,6 +26,46 @@ function nextTurn(): void {
   turnFrameBytes = 0;
 }
 
+/**
+ * Copies that outlive a read and are too large for Node's pool of small Buffers (4 KiB) come from
+ * spare buffers: a cut frame within the largest frame this side accepts (SETTINGS_MAX_FRAME_SIZE,
+ * 16 KiB), and the rest of a read left for the next turn (a read is at most 64 KiB). 64 and 32
+ * are kept (3 MiB), about as many as connections a flood holds at once.
+ */
+const SMALL_COPY_BYTES = 4 * 1024;
+const cutFrames = new SpareBuffers(16 * 1024 + FRAME_HEADER_BYTES, 64);
+const heldReads = new SpareBuffers(64 * 1024, 32);
+
+/** A copy of `bytes` from `offset`, from a spare buffer when there is one of the size. */
+function copyOut(bytes: Buffer, offset: number, spares: SpareBuffers): Buffer {
+  const length = bytes.length - offset;
+  if (length <= SMALL_COPY_BYTES || length > spares.size) {
+    return Buffer.from(bytes.subarray(offset));
+  }
+  const store = spares.take();
+  bytes.copy(store, 0, offset);
+  return store;
+}
+
+/** Gives a copy back to its spares once nothing reads it any more. */
+function giveBack(store: Buffer): void {
+  const spares =
+    store.length === cutFrames.size
+      ? cutFrames
+      : store.length === heldReads.size
+        ? heldReads
+        : undefined;
+  if (spares === undefined) return;
+  if (isPoisoned) store.fill(0xa5);
+  spares.give(store);
+}
+
+/** Bytes left for the next turn: a view of `store`, a copy this reader owns. */
+interface Waiting {
+  bytes: Buffer;
+  store: Buffer;
+}
+
 /** The `count` bytes of `buf` from `start` are the preface's first, or the client is cut. */
 function checkPreface(buf: Buffer, start: number, count: number): void {
   if (buf.compare(PREFACE, 0, count, start, start + count) !== 0) {
@@ -36,16 +78,21 @@ export type FrameSink = (type: number, flags: number, stream: number, payload: B
 
 /**
  * Chunks are valid only during read(): plaintext connections share one read buffer
- * (shared-reads.ts). What outlives the call is copied: the rest of a chunk left for the next
- * turn, and a frame the chunk ends inside, into a buffer of that frame's size. The next chunk
- * completes that frame alone, so a cut frame costs its own bytes, not a join with a whole read.
+ * (shared-reads.ts). What outlives the call is copied, once: the rest of a chunk left for the
+ * next turn, and a frame the chunk ends inside, into a buffer of that frame's size. The next chunk
+ * completes that frame alone, so a cut frame costs its own bytes, not a join with a whole read;
+ * what was left for a turn is read in later turns from its one copy.
  */
 export class FrameReader {
-  /** Copies of what came after the turn's budget was spent, read at resume(). */
-  private waiting: Buffer[] = [];
-  /** The preface, a frame header or a whole frame, cut by the end of a chunk, being filled. */
+  /** What came after the turn's budget was spent, in order, read at resume(). */
+  private waiting: Waiting[] = [];
+  /**
+   * The preface, a frame header or a whole frame, cut by the end of a chunk, being filled: its
+   * first `pendingNeeded` bytes (a spare buffer may be longer).
+   */
   private pending: Buffer | undefined = undefined;
   private pendingBytes = 0;
+  private pendingNeeded = 0;
   private isPrefaceRead = false;
   /** Work done in this turn (or since resume()): frame bytes, and what charge() added. */
   private spent = 0;
@@ -76,10 +123,17 @@ export class FrameReader {
   resume(): void {
     this.isTurnOver = false;
     this.spent = 0;
-    const { waiting } = this;
-    if (waiting.length === 0) return;
-    this.waiting = [];
-    this.frames(waiting.length === 1 ? (waiting[0] as Buffer) : Buffer.concat(waiting), 0);
+    while (this.waiting.length > 0) {
+      if (this.isTurnSpent()) {
+        this.isTurnOver = true;
+        return;
+      }
+      const next = this.waiting.shift() as Waiting;
+      this.consume(next.bytes, next);
+      // Unless its rest went back to the front of the queue, the copy has been read.
+      if (this.waiting[0]?.store !== next.store) giveBack(next.store);
+      if (this.isHeld) return;
+    }
   }
 
   /**
@@ -87,7 +141,9 @@ export class FrameReader {
    * socket, lingering a second for the client's FIN, is gone.
    */
   discard(): void {
+    for (const { store } of this.waiting) giveBack(store);
     this.waiting = [];
+    if (this.pending !== undefined) giveBack(this.pending);
     this.pending = undefined;
     this.pendingBytes = 0;
     this.isTurnOver = false;
@@ -100,7 +156,7 @@ export class FrameReader {
   read(chunk: Buffer): void {
     if (this.isTurnOver) {
       // What arrives meanwhile waits behind the frames already waiting.
-      this.waiting.push(Buffer.from(chunk));
+      this.wait(chunk, 0);
       return;
     }
     // The budget is a turn's: a connection that sends little each turn is never held.
@@ -112,17 +168,25 @@ export class FrameReader {
       isTurnCounted = true;
       setImmediate(nextTurn);
     }
+    this.consume(chunk, undefined);
+  }
+
+  /**
+   * Reads the frames of `buf`, a chunk (valid only during the call) or what waited (`owned`);
+   * past the turn's budget, the rest waits: a copy of a chunk's, a view of what waited.
+   */
+  private consume(buf: Buffer, owned: Waiting | undefined): void {
     let offset = 0;
     while (this.hasPending()) {
-      if (offset === chunk.length) return;
-      offset = this.fill(chunk, offset);
-      if (!this.hasPending() && offset < chunk.length && this.isTurnSpent()) {
-        this.holdRest(chunk, offset);
+      if (offset === buf.length) return;
+      offset = this.fill(buf, offset);
+      if (!this.hasPending() && offset < buf.length && this.isTurnSpent()) {
+        this.holdRest(buf, offset, owned);
         return;
       }
     }
-    const start = this.isPrefaceRead ? offset : this.preface(chunk, offset);
-    if (start !== undefined) this.frames(chunk, start);
+    const start = this.isPrefaceRead ? offset : this.preface(buf, offset);
+    if (start !== undefined) this.frames(buf, start, owned);
   }
 
   private hasPending(): boolean {
@@ -135,14 +199,20 @@ export class FrameReader {
    */
   private fill(chunk: Buffer, from: number): number {
     const pending = this.pending as Buffer;
-    const copied = chunk.copy(pending, this.pendingBytes, from);
+    const needed = this.pendingNeeded;
+    const copied = chunk.copy(pending, this.pendingBytes, from, from + needed - this.pendingBytes);
     this.pendingBytes += copied;
     if (!this.isPrefaceRead) checkPreface(pending, 0, this.pendingBytes);
-    if (this.pendingBytes < pending.length) return from + copied;
+    if (this.pendingBytes < needed) return from + copied;
     this.pending = undefined;
     this.pendingBytes = 0;
-    if (this.isPrefaceRead) this.frames(pending, 0);
-    else this.isPrefaceRead = true;
+    if (this.isPrefaceRead) {
+      // One frame (or its header): read whole, so nothing of it waits, and the copy is free after.
+      this.frames(pending.length === needed ? pending : pending.subarray(0, needed), 0, undefined);
+      giveBack(pending);
+    } else {
+      this.isPrefaceRead = true;
+    }
     return from + copied;
   }
 
@@ -158,7 +228,7 @@ export class FrameReader {
     return offset + PREFACE.length;
   }
 
-  private frames(buf: Buffer, start: number): void {
+  private frames(buf: Buffer, start: number, owned: Waiting | undefined): void {
     let offset = start;
     while (buf.length - offset >= FRAME_HEADER_BYTES) {
       const length =
@@ -182,7 +252,7 @@ export class FrameReader {
       this.spent += FRAME_HEADER_BYTES + length;
       turnFrameBytes += FRAME_HEADER_BYTES + length;
       if (this.isTurnSpent() && offset < buf.length) {
-        this.holdRest(buf, offset);
+        this.holdRest(buf, offset, owned);
         return;
       }
     }
@@ -195,16 +265,30 @@ export class FrameReader {
     return spent >= this.turnBytes || (turnFrameBytes >= SHARED_TURN_BYTES && spent >= SHARE_BYTES);
   }
 
-  /** The turn is over: the rest of `buf` from `offset` waits for resume(). */
-  private holdRest(buf: Buffer, offset: number): void {
+  /**
+   * The turn is over: the rest of `buf` from `offset` waits for resume(), ahead of what came
+   * after it: a view of what already waited, a copy of a chunk.
+   */
+  private holdRest(buf: Buffer, offset: number, owned: Waiting | undefined): void {
     this.isTurnOver = true;
-    this.waiting.push(Buffer.from(buf.subarray(offset)));
+    if (owned === undefined) this.wait(buf, offset);
+    else this.waiting.unshift({ bytes: buf.subarray(offset), store: owned.store });
+  }
+
+  /** A copy of `chunk` from `offset` waits behind what already waits. */
+  private wait(chunk: Buffer, offset: number): void {
+    const store = copyOut(chunk, offset, heldReads);
+    this.waiting.push({ bytes: store.subarray(0, chunk.length - offset), store });
   }
 
   /** `buf` from `offset` is the start of `needed` bytes: copied into a buffer of that size. */
   private pend(buf: Buffer, offset: number, needed: number): void {
-    const pending = Buffer.allocUnsafe(needed);
+    const pending =
+      needed > SMALL_COPY_BYTES && needed <= cutFrames.size
+        ? cutFrames.take()
+        : Buffer.allocUnsafe(needed);
     this.pendingBytes = buf.copy(pending, 0, offset);
+    this.pendingNeeded = needed;
     this.pending = pending;
   }
 }

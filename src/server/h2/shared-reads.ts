@@ -17,10 +17,11 @@ const READ_BYTES = 64 * 1024;
 const shared = Buffer.allocUnsafeSlow(READ_BYTES);
 
 /**
- * Tests set H2_POISON_READS=1: the buffer is overwritten after every read, so a view kept past
- * its read fails loudly rather than by chance, on the next read of another connection.
+ * Tests set H2_POISON_READS=1: the buffer is overwritten after every read (and a cut frame's
+ * spare buffer once it was read, reader.ts), so a view kept past its read fails loudly rather
+ * than by chance, on the next read of another connection.
  */
-const isPoisoned = process.env.H2_POISON_READS === '1';
+export const isPoisoned = process.env.H2_POISON_READS === '1';
 
 /** Receives the bytes of one read; `bytes` is valid only during the call. */
 export type ReadSink = (bytes: Buffer) => void;

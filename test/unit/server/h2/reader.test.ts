@@ -72,7 +72,26 @@ it('copies what it keeps: a chunk may be overwritten as soon as read() returns',
   }
 });
 
-it('allocates a cut frame its own size, not a join with the next chunk', () => {
+/** Sizes of the Buffers allocated (by any means) and joins made while `run` runs. */
+function allocations(run: () => void): { sizes: number[]; joins: number } {
+  const spies = [
+    jest.spyOn(Buffer, 'allocUnsafe'),
+    jest.spyOn(Buffer, 'allocUnsafeSlow'),
+    jest.spyOn(Buffer, 'alloc'),
+  ];
+  const concat = jest.spyOn(Buffer, 'concat');
+  try {
+    run();
+    return {
+      sizes: spies.flatMap((spy) => spy.mock.calls.map(([size]) => size)),
+      joins: concat.mock.calls.length,
+    };
+  } finally {
+    for (const spy of [...spies, concat]) spy.mockRestore();
+  }
+}
+
+it('copies a cut frame on its own, never joined with the next chunk', () => {
   const { read, seen } = reader();
   const big = Buffer.concat([PREFACE, frame(0, 1, Buffer.alloc(10_000, 0x63))]);
   const cut = frame(0, 5, Buffer.alloc(16_000));
@@ -81,21 +100,42 @@ it('allocates a cut frame its own size, not a join with the next chunk', () => {
     frame(0, 3, Buffer.alloc(16_000)),
     cut.subarray(0, 50),
   ]);
-  const allocUnsafe = jest.spyOn(Buffer, 'allocUnsafe');
-  try {
+  const made = allocations(() => {
     read.read(big.subarray(0, 100));
     read.read(second);
-    // The first frame's 10,009 bytes and the last's 16,009, nothing the size of a chunk.
-    expect(allocUnsafe.mock.calls.map(([size]) => size)).toEqual([10_009, 16_009]);
     read.read(cut.subarray(50));
-  } finally {
-    allocUnsafe.mockRestore();
-  }
+  });
+  // At most a buffer of the largest frame for each cut one, nothing the size of a chunk.
+  expect(made.joins).toBe(0);
+  expect(made.sizes.every((size) => size <= 16_384 + 9)).toBe(true);
   expect(seen.map((s) => [s.stream, s.payload.length])).toEqual([
     [1, 10_000],
     [3, 16_000],
     [5, 16_000],
   ]);
+});
+
+it('reuses the buffers of large cut frames, and allocates small ones from Node’s pool', () => {
+  const { read, seen } = reader();
+  read.read(PREFACE);
+  const large = frame(0, 1, Buffer.alloc(16_000, 0x64));
+  const small = frame(0, 3, Buffer.alloc(100, 0x65));
+  // Warm: one large cut frame takes a spare buffer (or makes one) and gives it back.
+  read.read(large.subarray(0, 10));
+  read.read(large.subarray(10));
+  const made = allocations(() => {
+    for (let i = 0; i < 100; i++) {
+      read.read(large.subarray(0, 5_000));
+      read.read(large.subarray(5_000));
+      read.read(small.subarray(0, 50));
+      read.read(small.subarray(50));
+    }
+  });
+  // No buffer of its own per large cut frame; the small ones come from Node's pool.
+  expect(made.sizes.filter((size) => size > 4 * 1024)).toEqual([]);
+  expect(seen).toHaveLength(201);
+  expect(seen.at(-2)?.payload).toBe('d'.repeat(16_000));
+  expect(seen.at(-1)?.payload).toBe('e'.repeat(100));
 });
 
 it('refuses a wrong preface at its first wrong byte, and frames past the size limit', () => {
@@ -179,6 +219,25 @@ describe('a turn budget', () => {
     await new Promise<void>((resolve) => setImmediate(resolve));
     for (const { read } of readers.slice(4)) read.resume();
     expect(readers.map(({ seen }) => seen.length)).toEqual([60, 60, 60, 60, 60, 60]);
+  });
+
+  it('copies what waits for a later turn once, however many turns it waits', () => {
+    // Each 1,009-byte frame is read in a turn of its own; what waits is read from one copy.
+    const { read, seen } = budgeted(1000);
+    const frames = Array.from({ length: 50 }, (_, i) => frame(0, 2 * i + 1, Buffer.alloc(1000, i)));
+    const chunk = Buffer.concat([PREFACE, ...frames]);
+    const first = allocations(() => {
+      readThroughOneBuffer(read, chunk, chunk.length);
+    });
+    expect(first.sizes.filter((size) => size > 100).length).toBeLessThanOrEqual(1);
+    const later = allocations(() => {
+      for (let turns = 0; read.isHeld && turns < 100; turns++) read.resume();
+    });
+    expect(later.sizes).toEqual([]);
+    expect(later.joins).toBe(0);
+    expect(seen.map((s) => s.payload)).toEqual(
+      frames.map((_, i) => String.fromCharCode(i).repeat(1000)),
+    );
   });
 
   it('never holds the last frame of what it was given', () => {
