@@ -35,6 +35,22 @@ const OK: RateLimitResponse = {
   dynamicMetadata: undefined,
 };
 
+/** A ShouldRateLimit call opened with its body still to write, and its grpc-status to come. */
+function openCall(session: http2.ClientHttp2Session): {
+  stream: http2.ClientHttp2Stream;
+  answered: Promise<unknown>;
+} {
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  const answered = grpcStatusOf(stream);
+  stream.resume();
+  return { stream, answered };
+}
+
 /** The call's grpc-status, from its trailers or a trailers-only answer, once it closed. */
 function grpcStatusOf(stream: http2.ClientHttp2Stream): Promise<unknown> {
   let grpcStatus: unknown;
@@ -233,14 +249,7 @@ describe('connection limits', () => {
       entries: [{ key: 'k', value: v.repeat(8000) }],
     }));
     const big = frame(serialize({ domain: 'pieces', descriptors }));
-    const stream = session.request({
-      ':method': 'POST',
-      ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-    });
-    const answered = grpcStatusOf(stream);
-    stream.resume();
+    const { stream, answered } = openCall(session);
     // One byte, then pieces of 7 KB, each its own write and so its own DATA frame.
     stream.write(big.subarray(0, 1));
     for (let at = 1; at < big.length; at += 7000) {
@@ -262,14 +271,7 @@ describe('connection limits', () => {
       seen.push(request);
       return Promise.resolve(OK);
     });
-    const stream = session.request({
-      ':method': 'POST',
-      ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-    });
-    const answered = grpcStatusOf(stream);
-    stream.resume();
+    const { stream, answered } = openCall(session);
     stream.write(REQUEST);
     // A PING answered means the server has read the DATA frame before END_STREAM is sent.
     await new Promise<void>((resolve, reject) => {
