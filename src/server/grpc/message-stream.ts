@@ -19,8 +19,8 @@ export class MessageStream {
   ) {}
 
   /**
-   * Takes a chunk of the body, valid only during the call; returns the messages it completes, decompressed. Throws a
-   * CallError for a message larger than the limit or a malformed frame.
+   * Takes a chunk of the body, valid only during the call; returns the messages it completes,
+   * decompressed. Throws a CallError for a message larger than the limit or a malformed frame.
    */
   push(chunk: Buffer): FramedMessage[] {
     // Copied: a chunk is valid only during its 'data' event (see unary.ts).

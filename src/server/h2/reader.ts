@@ -36,7 +36,7 @@ const SMALL_COPY_BYTES = 4 * 1024;
 const cutFrames = new SpareBuffers(16 * 1024 + FRAME_HEADER_BYTES, 64);
 const heldReads = new SpareBuffers(64 * 1024, 32);
 
-/** A copy of `bytes` from `offset`, from a spare buffer when there is one of the size. */
+/** A copy of `bytes` from `offset`: from Node's pool when small, else from `spares` if it fits. */
 function copyOut(bytes: Buffer, offset: number, spares: SpareBuffers): Buffer {
   const length = bytes.length - offset;
   if (length <= SMALL_COPY_BYTES || length > spares.size) {
@@ -79,9 +79,9 @@ export type FrameSink = (type: number, flags: number, stream: number, payload: B
 /**
  * Chunks are valid only during read(): plaintext connections share one read buffer
  * (shared-reads.ts). What outlives the call is copied, once: the rest of a chunk left for the
- * next turn, and a frame the chunk ends inside, into a buffer of that frame's size. The next chunk
- * completes that frame alone, so a cut frame costs its own bytes, not a join with a whole read;
- * what was left for a turn is read in later turns from its one copy.
+ * next turn, and a frame the chunk ends inside, into a buffer that fits that frame. The next
+ * chunk completes that frame alone, so a cut frame costs its own bytes, not a join with a whole
+ * read; what was left for a turn is read in later turns from its one copy.
  */
 export class FrameReader {
   /** What came after the turn's budget was spent, in order, read at resume(). */
@@ -281,7 +281,7 @@ export class FrameReader {
     this.waiting.push({ bytes: store.subarray(0, chunk.length - offset), store });
   }
 
-  /** `buf` from `offset` is the start of `needed` bytes: copied into a buffer of that size. */
+  /** `buf` from `offset` is the start of `needed` bytes: copied into a buffer that fits them. */
   private pend(buf: Buffer, offset: number, needed: number): void {
     const pending =
       needed > SMALL_COPY_BYTES && needed <= cutFrames.size

@@ -131,7 +131,7 @@ export class H2Session extends EventEmitter {
     });
   }
 
-  /** Bytes read for this connection by someone else (shared-reads.ts): valid only during the call. */
+  /** Bytes read for this connection into the shared read buffer: valid only during the call. */
   received(bytes: Buffer): void {
     this.readFrames(bytes);
   }
