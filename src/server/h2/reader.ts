@@ -15,6 +15,13 @@ const SHARED_TURN_BYTES = 256 * 1024;
 /** What each connection may be read in a turn once the shared budget is spent: a whole frame. */
 const SHARE_BYTES = 16 * 1024;
 
+/**
+ * What a frame counts for at least against the budgets: handling a frame costs about what
+ * reading this many bytes of DATA does, so a flood of 13-byte WINDOW_UPDATE frames is read some
+ * thousand frames a turn, not 20,000.
+ */
+export const FRAME_WORK_BYTES = 256;
+
 /** The turn of the event loop, counted only while some connection is being read. */
 let turn = 0;
 let isTurnCounted = false;
@@ -249,8 +256,9 @@ export class FrameReader {
       const stream = buf.readUInt32BE(offset + 5) & 0x7fffffff;
       this.sink(type, flags, stream, buf.subarray(offset + FRAME_HEADER_BYTES, end));
       offset = end;
-      this.spent += FRAME_HEADER_BYTES + length;
-      turnFrameBytes += FRAME_HEADER_BYTES + length;
+      const work = Math.max(FRAME_HEADER_BYTES + length, FRAME_WORK_BYTES);
+      this.spent += work;
+      turnFrameBytes += work;
       if (this.isTurnSpent() && offset < buf.length) {
         this.holdRest(buf, offset, owned);
         return;

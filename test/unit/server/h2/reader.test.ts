@@ -1,5 +1,5 @@
 import { ConnectionError } from '../../../../src/server/h2/frames';
-import { FrameReader } from '../../../../src/server/h2/reader';
+import { FRAME_WORK_BYTES, FrameReader } from '../../../../src/server/h2/reader';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -164,8 +164,8 @@ describe('a turn budget', () => {
   const expectedSmall = small.map((_, i) => ({ type: 0, stream: 2 * i + 1, payload: 'abcdefg' }));
 
   it('holds the frames past the budget until resume(), then reads them in order', () => {
-    // Each frame is 16 bytes: a budget of 40 bytes reads three, then holds the rest.
-    const { read, seen } = budgeted(40);
+    // Each 16-byte frame counts FRAME_WORK_BYTES: a budget of 700 reads three, then holds the rest.
+    const { read, seen } = budgeted(700);
     read.read(Buffer.concat([PREFACE, ...small]));
     expect(seen).toHaveLength(3);
     expect(read.isHeld).toBe(true);
@@ -181,6 +181,17 @@ describe('a turn budget', () => {
     }
     expect(turns).toBe(4);
     expect(seen).toEqual([...expectedSmall, { type: 0, stream: 99, payload: 'late' }]);
+  });
+
+  it('counts a small frame as FRAME_WORK_BYTES: a flood of them is read a share at a time', async () => {
+    // A turn of its own, so the budget all connections share is not spent already.
+    await new Promise((resolve) => setImmediate(resolve));
+    const { read, seen } = budgeted(64 * 1024);
+    const update = frame(8, 0, Buffer.from([0, 0, 0, 1]));
+    read.read(Buffer.concat([PREFACE, ...Array.from({ length: 1000 }, () => update)]));
+    // 13-byte WINDOW_UPDATE frames, 5,041 a turn had they counted their bytes.
+    expect(seen).toHaveLength((64 * 1024) / FRAME_WORK_BYTES);
+    expect(read.isHeld).toBe(true);
   });
 
   it('counts charged work against the turn, and a resume() with nothing held is harmless', () => {
