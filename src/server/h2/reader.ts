@@ -1,7 +1,6 @@
 // Splits a connection's incoming bytes into the client preface and then whole frames, a turn's
 // worth at a time: once a turn's budget of work is spent, the rest waits for resume().
 import { ConnectionError, ErrorCode, FRAME_HEADER_BYTES, PREFACE } from './frames';
-import { isPoisoned } from './shared-reads';
 import { SpareBuffers } from './spare-buffers';
 
 /**
@@ -34,38 +33,13 @@ function nextTurn(): void {
 }
 
 /**
- * Copies that outlive a read and are too large for Node's pool of small Buffers (4 KiB) come from
- * spare buffers: a cut frame within the largest frame this side accepts (SETTINGS_MAX_FRAME_SIZE,
- * 16 KiB), and the rest of a read left for the next turn (a read is at most 64 KiB). 64 and 32
- * are kept (3 MiB), about as many as connections a flood holds at once.
+ * Where copies that outlive a read come from (spare-buffers.ts): a cut frame, within the largest
+ * frame this side accepts (SETTINGS_MAX_FRAME_SIZE, 16 KiB), and the rest of a read left for a
+ * later turn (a read is at most 64 KiB). 64 and 32 are kept (3 MiB), about as many as
+ * connections a flood holds at once.
  */
-const SMALL_COPY_BYTES = 4 * 1024;
 const cutFrames = new SpareBuffers(16 * 1024 + FRAME_HEADER_BYTES, 64);
 const heldReads = new SpareBuffers(64 * 1024, 32);
-
-/** A copy of `bytes` from `offset`: from Node's pool when small, else from `spares` if it fits. */
-function copyOut(bytes: Buffer, offset: number, spares: SpareBuffers): Buffer {
-  const length = bytes.length - offset;
-  if (length <= SMALL_COPY_BYTES || length > spares.size) {
-    return Buffer.from(bytes.subarray(offset));
-  }
-  const store = spares.take();
-  bytes.copy(store, 0, offset);
-  return store;
-}
-
-/** Gives a copy back to its spares once nothing reads it any more. */
-function giveBack(store: Buffer): void {
-  const spares =
-    store.length === cutFrames.size
-      ? cutFrames
-      : store.length === heldReads.size
-        ? heldReads
-        : undefined;
-  if (spares === undefined) return;
-  if (isPoisoned) store.fill(0xa5);
-  spares.give(store);
-}
 
 /** Bytes left for the next turn: a view of `store`, a copy this reader owns. */
 interface Waiting {
@@ -138,7 +112,7 @@ export class FrameReader {
       const next = this.waiting.shift() as Waiting;
       this.consume(next.bytes, next);
       // Unless its rest went back to the front of the queue, the copy has been read.
-      if (this.waiting[0]?.store !== next.store) giveBack(next.store);
+      if (this.waiting[0]?.store !== next.store) heldReads.give(next.store);
       if (this.isHeld) return;
     }
   }
@@ -148,9 +122,9 @@ export class FrameReader {
    * socket, lingering a second for the client's FIN, is gone.
    */
   discard(): void {
-    for (const { store } of this.waiting) giveBack(store);
+    for (const { store } of this.waiting) heldReads.give(store);
     this.waiting = [];
-    if (this.pending !== undefined) giveBack(this.pending);
+    if (this.pending !== undefined) cutFrames.give(this.pending);
     this.pending = undefined;
     this.pendingBytes = 0;
     this.isTurnOver = false;
@@ -216,7 +190,7 @@ export class FrameReader {
     if (this.isPrefaceRead) {
       // One frame (or its header): read whole, so nothing of it waits, and the copy is free after.
       this.frames(pending.length === needed ? pending : pending.subarray(0, needed), 0, undefined);
-      giveBack(pending);
+      cutFrames.give(pending);
     } else {
       this.isPrefaceRead = true;
     }
@@ -285,16 +259,15 @@ export class FrameReader {
 
   /** A copy of `chunk` from `offset` waits behind what already waits. */
   private wait(chunk: Buffer, offset: number): void {
-    const store = copyOut(chunk, offset, heldReads);
-    this.waiting.push({ bytes: store.subarray(0, chunk.length - offset), store });
+    const length = chunk.length - offset;
+    const store = heldReads.take(length);
+    chunk.copy(store, 0, offset);
+    this.waiting.push({ bytes: store.subarray(0, length), store });
   }
 
   /** `buf` from `offset` is the start of `needed` bytes: copied into a buffer that fits them. */
   private pend(buf: Buffer, offset: number, needed: number): void {
-    const pending =
-      needed > SMALL_COPY_BYTES && needed <= cutFrames.size
-        ? cutFrames.take()
-        : Buffer.allocUnsafe(needed);
+    const pending = cutFrames.take(needed);
     this.pendingBytes = buf.copy(pending, 0, offset);
     this.pendingNeeded = needed;
     this.pending = pending;
