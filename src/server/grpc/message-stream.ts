@@ -20,22 +20,22 @@ export class MessageStream {
 
   /**
    * Takes a chunk of the body, valid only during the call; returns the messages it completes,
-   * decompressed. Throws a CallError for a message larger than the limit or a malformed frame.
+   * decompressed, to be read before the call's caller returns. Throws a CallError for a message
+   * larger than the limit or a malformed frame.
    */
   push(chunk: Buffer): FramedMessage[] {
-    // Copied: a chunk is valid only during its 'data' event (see unary.ts).
-    this.chunks.push(Buffer.from(chunk));
+    this.chunks.push(chunk);
     this.size += chunk.length;
     const out: FramedMessage[] = [];
     for (;;) {
-      if (this.size < 5) return out;
+      if (this.size < 5) return this.keeping(chunk, out);
       const head = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : this.join();
       const flag = head[0];
       if (flag !== 0 && flag !== 1)
         throw new CallError(GrpcStatus.INTERNAL, `the message flag ${String(flag)} is not 0 or 1`);
       const length = head.readUInt32BE(1);
       if (length > this.maxBytes) throw messageTooLarge(this.maxBytes);
-      if (this.size < 5 + length) return out;
+      if (this.size < 5 + length) return this.keeping(chunk, out);
       const whole = this.join();
       const framed = { isCompressed: flag === 1, buf: whole, start: 5, end: 5 + length };
       out.push(uncompressed(framed, this.encoding, this.maxBytes));
@@ -53,6 +53,18 @@ export class MessageStream {
   /** Whether the body ended in the middle of a message. */
   get isCut(): boolean {
     return this.size > 0;
+  }
+
+  /**
+   * A chunk is valid only during its 'data' event (the own HTTP/2 reads into one shared buffer,
+   * see h2/stream.ts): the messages are read before the event ends, and what is kept of the
+   * chunk for the next one, an unfinished message, is copied. Joined bytes are already a copy.
+   */
+  private keeping(chunk: Buffer, out: FramedMessage[]): FramedMessage[] {
+    const last = this.chunks.length - 1;
+    const kept = this.chunks[last];
+    if (kept !== undefined && kept.buffer === chunk.buffer) this.chunks[last] = Buffer.from(kept);
+    return out;
   }
 
   private join(): Buffer {
