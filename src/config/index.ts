@@ -3,6 +3,7 @@ export { parseConfigFile } from './yaml-loader';
 export { check, compile, snapshotOfTables, type CheckResult, type CompileResult } from './compile';
 export type { CheckOptions, CompileOptions } from './options';
 export { SnapshotBuilder } from './snapshot-builder';
+export { snapshotTables } from './snapshot';
 export { columnBuffers, stringParts } from './tables';
 export type { CompiledTables, NodeStrings, RuleExtras, TablesHeader } from './tables';
 export { compileSources, type LoadOutcome, type ParsedSource } from './load';

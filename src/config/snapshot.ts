@@ -4,7 +4,7 @@ import type { RuleStatsFactory } from '../stats';
 import { ruleOf, type KeyEntry, type Level, type NodeTable } from './node-table';
 import { dumpLines, listRules } from './rule-listing';
 import { entrySegment, segmenter, type Segmenter } from './stat-key';
-import { NODE } from './tables';
+import { NODE, type CompiledTables } from './tables';
 import type {
   ConfigSnapshot,
   DescriptorQuery,
@@ -265,8 +265,31 @@ export class CompiledSnapshot implements ConfigSnapshot {
       .join('');
   }
 
+  /**
+   * The checked tables this snapshot was built from, as plain data: another process builds the
+   * same snapshot from them (WORKERS above 1 compile once and hand the tables to every worker).
+   */
+  tables(): CompiledTables {
+    const t = this.table;
+    return {
+      header: t.header,
+      strings: {
+        from: 0,
+        values: t.values.map((value) => value ?? null),
+        statKeys: t.statKeys.map((key) => key ?? null),
+        // Built part by part in node order, so the map's own order is ascending.
+        extras: [...t.extras],
+      },
+    };
+  }
+
   rules(): readonly RuleListing[] {
     // A rule already matched lists the same object; the others are made for the listing only.
     return listRules(this.table, this.domains, (node) => this.matches[node]?.rule);
   }
+}
+
+/** The tables of a snapshot compiled here; undefined for another kind (one a test made). */
+export function snapshotTables(snapshot: ConfigSnapshot): CompiledTables | undefined {
+  return snapshot instanceof CompiledSnapshot ? snapshot.tables() : undefined;
 }

@@ -2,7 +2,7 @@
 import type { BackendSettings } from '../settings';
 import { STAT } from '../stats';
 import type { CounterStore } from './counter-store';
-import { MemcachedCounterStore } from './memcached/memcached-store';
+import { MEMCACHED_UNSUPPORTED, MemcachedCounterStore } from './memcached/memcached-store';
 import { MemoryCounterStore } from './memory/memory-store';
 import { openRedisStore } from './redis/open-redis-store';
 import { guarded, type StoreDeps } from './store-deps';
@@ -43,6 +43,18 @@ export const STORE_OPENERS: StoreOpeners = {
       'memcache',
       deps,
     ),
+};
+
+/**
+ * What each backend cannot count (its store's `unsupported`), for compiling without a store:
+ * with WORKERS above 1 the supervisor compiles, and only the workers open the backend.
+ */
+export const BACKEND_UNSUPPORTED: {
+  readonly [K in keyof BackendSettingsOf]: CounterStore['unsupported'];
+} = {
+  memory: Object.freeze({}),
+  redis: Object.freeze({}),
+  memcache: MEMCACHED_UNSUPPORTED,
 };
 
 /**

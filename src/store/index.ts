@@ -13,7 +13,7 @@ export { StoreError } from './errors';
 export { MemoryCounterStore } from './memory/memory-store';
 export { RedisCounterStore } from './redis/redis-store';
 export { MemcachedCounterStore } from './memcached/memcached-store';
-export { createStore, STORE_OPENERS } from './create-store';
+export { BACKEND_UNSUPPORTED, createStore, STORE_OPENERS } from './create-store';
 export type { StoreDeps } from './store-deps';
 export { breakerGuard, BreakerStore, type InstanceGuard } from './breaker/breaker-store';
 export type { BreakerState } from './breaker/circuit-breaker';

@@ -67,9 +67,12 @@ const NO_TOKEN_BUCKET =
   'memcached has no script or atomic read-modify-write of one key in one round trip, so a ' +
   'bucket could not be checked and moved without racing the other instances';
 
+/** What memcached cannot count, known before a store is opened (a supervisor compiles). */
+export const MEMCACHED_UNSUPPORTED = Object.freeze({ token_bucket: NO_TOKEN_BUCKET });
+
 export class MemcachedCounterStore implements CounterStore {
   readonly backend = 'memcache' as const;
-  readonly unsupported = Object.freeze({ token_bucket: NO_TOKEN_BUCKET });
+  readonly unsupported = MEMCACHED_UNSUPPORTED;
   private readonly listeners: ((isConnected: boolean) => void)[] = [];
   private readonly failures: FailureLog;
   private lastConnected = true;
