@@ -5,6 +5,7 @@ import {
   announceReady,
   serveMetrics,
   Supervisor,
+  supervisorLink,
   workerIndex,
   type SupervisorOptions,
 } from './cluster';
@@ -40,7 +41,7 @@ import {
   type StatsStore,
 } from './stats';
 import { openServiceQuota, followingQuota } from './service-quota';
-import { createProvider } from './service-provider';
+import { createPodConfig, createProvider, supervisedProvider } from './service-provider';
 import { openServiceStore } from './service-store';
 import { stopOnSignals } from './stop-on-signals';
 import type { QuotaService } from './quota';
@@ -117,7 +118,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const quota = await openServiceQuota(settings, { clock, logger, stats });
     parts.quota = quota;
     const provider = followingQuota(
-      options.provider ?? createProvider(settings, store, { stats, logger }),
+      options.provider ?? configSource(settings, options.worker, { store, stats, logger }),
       quota,
     );
     parts.provider = provider;
@@ -144,6 +145,20 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await stop();
     throw err;
   }
+}
+
+/**
+ * The configuration source the settings choose; a worker follows the configuration its
+ * supervisor compiles once for the pod instead.
+ */
+function configSource(
+  settings: Settings,
+  worker: StartOptions['worker'],
+  { store, stats, logger }: { store: CounterStore; stats: StatsStore; logger: Logger },
+): ConfigProvider {
+  return worker === undefined
+    ? createProvider(settings, store, { stats, logger })
+    : supervisedProvider(settings, store, { stats, logger, link: supervisorLink });
 }
 
 /**
@@ -277,12 +292,17 @@ function failStart(err: unknown): never {
   process.exit(1);
 }
 
-/** WORKERS above 1: this process only supervises; the workers run the service. */
+/**
+ * WORKERS above 1: this process supervises and compiles the configuration once for the pod;
+ * the workers run the service.
+ */
 async function runSupervisor(settings: Settings): Promise<void> {
+  const logger = createLogger(settings.log);
   const supervisor = new Supervisor({
     workers: settings.server.workers,
-    logger: createLogger(settings.log),
+    logger,
     clock: systemClock,
+    config: createPodConfig(settings, logger),
     serveMetrics: prometheusScrape.inSupervisor(settings),
     exit: (code) => process.exit(code),
   });

@@ -1,17 +1,21 @@
 // The configuration source of this process (CONFIG_TYPE): the file watcher or the xDS client,
-// compiling what it loads for the counter store in use.
+// compiling what it loads for the counter store in use. With WORKERS above 1 it runs once, in
+// the supervisor, and each worker follows what the supervisor hands it.
+import type { SupervisorLink } from './cluster';
 import type { CompileOptions } from './config';
 import type { Logger } from './lib/logger';
 import {
   FileConfigProvider,
+  ProviderPodConfig,
   serviceCompiler,
+  SupervisedProvider,
   XdsConfigProvider,
   type ConfigCompiler,
   type ConfigProvider,
 } from './provider';
 import type { ConfigSettings, Settings } from './settings';
-import { STAT, type StatsStore } from './stats';
-import type { CounterStore } from './store';
+import { STAT, StatsStore } from './stats';
+import { BACKEND_UNSUPPORTED, type CounterStore } from './store';
 
 type SourceOf = {
   readonly [K in ConfigSettings['source']['type']]: Extract<ConfigSettings['source'], { type: K }>;
@@ -51,23 +55,61 @@ function providerFor<K extends keyof SourceOf>(
   return create(source, deps);
 }
 
+/** How a configuration is compiled for a backend that cannot count `unsupported`. */
+function compileOptions(
+  settings: Settings,
+  unsupported: CounterStore['unsupported'],
+  stats: StatsStore,
+): CompileOptions {
+  return {
+    stats,
+    mergeDomainConfig: settings.config.mergeDomainConfig,
+    sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
+    // Rules the backend cannot count are refused with the file, not failed at request time.
+    backend: { name: settings.backend.type, unsupported },
+  };
+}
+
 /** The configuration source; what it loads is compiled for the store in use. */
 export function createProvider(
   settings: Settings,
   store: CounterStore,
   { stats, logger }: { stats: StatsStore; logger: Logger },
 ): ConfigProvider {
-  const compile = {
-    stats,
-    mergeDomainConfig: settings.config.mergeDomainConfig,
-    sanitizeDots: settings.stats.sanitizeDescriptorMetricDots,
-    // Rules the backend cannot count are refused with the file, not failed at request time.
-    backend: { name: settings.backend.type, unsupported: store.unsupported },
-  };
   return providerFor(settings.config.source, {
-    compile,
+    compile: compileOptions(settings, store.unsupported, stats),
     compiler: serviceCompiler(),
     stats,
+    logger,
+  });
+}
+
+/**
+ * The pod's one configuration source, run by the supervisor of WORKERS: the provider the
+ * settings choose, compiling for the backend the workers open. Its snapshots are only handed
+ * over, so they declare no statistics here (each worker declares its own as it builds).
+ */
+export function createPodConfig(settings: Settings, logger: Logger): ProviderPodConfig {
+  const stats = new StatsStore(false);
+  const unsupported = BACKEND_UNSUPPORTED[settings.backend.type];
+  const provider = providerFor(settings.config.source, {
+    compile: compileOptions(settings, unsupported, stats),
+    compiler: serviceCompiler(),
+    stats,
+    logger,
+  });
+  return new ProviderPodConfig(provider);
+}
+
+/** A worker's configuration source: what its supervisor compiles, built for this worker. */
+export function supervisedProvider(
+  settings: Settings,
+  store: CounterStore,
+  { stats, logger, link }: { stats: StatsStore; logger: Logger; link: SupervisorLink },
+): ConfigProvider {
+  return new SupervisedProvider({
+    compile: compileOptions(settings, store.unsupported, stats),
+    link,
     logger,
   });
 }

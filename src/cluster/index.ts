@@ -5,5 +5,17 @@ export {
   type Scrape,
   type SupervisorOptions,
 } from './supervisor';
-export { announceReady, serveMetrics, workerIndex } from './worker-link';
-export { WORKER_INDEX_VARIABLE, type WorkerMetrics } from './messages';
+export {
+  announceReady,
+  serveMetrics,
+  supervisorLink,
+  workerIndex,
+  type SupervisorLink,
+} from './worker-link';
+export { type PodConfig, type PodConfigListener } from './config-fan-out';
+export {
+  WORKER_INDEX_VARIABLE,
+  type ConfigUpdate,
+  type PlainConfigError,
+  type WorkerMetrics,
+} from './messages';

@@ -1,5 +1,12 @@
 // What the supervisor and its workers say to each other over the cluster IPC channel.
 import type { Registry } from 'prom-client';
+import type {
+  ConfigErrorCode,
+  ConfigOrigin,
+  NodeStrings,
+  SourcePosition,
+  TablesHeader,
+} from '../config';
 
 /** The worker's index (0..WORKERS-1) travels in this variable; it is not a setting. */
 export const WORKER_INDEX_VARIABLE = 'RATELIMIT_WORKER_INDEX';
@@ -7,8 +14,38 @@ export const WORKER_INDEX_VARIABLE = 'RATELIMIT_WORKER_INDEX';
 /** One worker's metrics as prom-client's getMetricsAsJSON gives them. */
 export type WorkerMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
+/** A ConfigError as plain data: errors lose their class when they cross processes. */
+export interface PlainConfigError {
+  readonly code: ConfigErrorCode;
+  readonly source: string;
+  readonly reason: string;
+  readonly position: SourcePosition | undefined;
+}
+
+/**
+ * The pod's configuration as the supervisor hands it to a worker: a loaded one as its header
+ * followed by its parts in order (the worker builds one part per turn of its event loop, as
+ * from a compile process), or a refused update.
+ */
+export type ConfigUpdate =
+  | {
+      readonly kind: 'ratelimit:config-header';
+      /** Counts the supervisor's loads: the parts of a load name it, a newer load drops them. */
+      readonly generation: number;
+      readonly header: TablesHeader;
+      readonly origin: ConfigOrigin | undefined;
+    }
+  | {
+      readonly kind: 'ratelimit:config-part';
+      readonly generation: number;
+      readonly part: NodeStrings;
+    }
+  | { readonly kind: 'ratelimit:config-refused'; readonly errors: readonly PlainConfigError[] };
+
 export type ToSupervisor =
   | { readonly kind: 'ratelimit:ready' }
+  /** The worker follows the pod's configuration from now on: send the current one. */
+  | { readonly kind: 'ratelimit:config-request' }
   | {
       readonly kind: 'ratelimit:metrics';
       readonly id: number;
@@ -16,18 +53,32 @@ export type ToSupervisor =
       readonly error?: string;
     };
 
-export type ToWorker = { readonly kind: 'ratelimit:metrics-request'; readonly id: number };
+export type ToWorker =
+  { readonly kind: 'ratelimit:metrics-request'; readonly id: number } | ConfigUpdate;
+
+const TO_SUPERVISOR = new Set<unknown>([
+  'ratelimit:ready',
+  'ratelimit:config-request',
+  'ratelimit:metrics',
+]);
+const CONFIG_UPDATE = new Set<unknown>([
+  'ratelimit:config-header',
+  'ratelimit:config-part',
+  'ratelimit:config-refused',
+]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
 export function isToSupervisor(value: unknown): value is ToSupervisor {
-  return (
-    isObject(value) && (value.kind === 'ratelimit:ready' || value.kind === 'ratelimit:metrics')
-  );
+  return isObject(value) && TO_SUPERVISOR.has(value.kind);
 }
 
 export function isToWorker(value: unknown): value is ToWorker {
-  return isObject(value) && value.kind === 'ratelimit:metrics-request';
+  return isObject(value) && (value.kind === 'ratelimit:metrics-request' || isConfigUpdate(value));
+}
+
+export function isConfigUpdate(value: unknown): value is ConfigUpdate {
+  return isObject(value) && CONFIG_UPDATE.has(value.kind);
 }

@@ -1,12 +1,14 @@
 // WORKERS above 1: this process forks the workers, which share the listening ports through
 // node:cluster (the primary accepts and hands connections out in turn), replaces a worker that
 // dies, serves the Prometheus scrape for all of them and stops them on SIGTERM or SIGINT.
-// It opens no backend and loads no configuration itself.
+// It runs the pod's one configuration source and hands each outcome to every worker
+// (config-fan-out.ts); it opens no backend.
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
+import { ConfigFanOut, type PodConfig } from './config-fan-out';
 import {
   WORKER_INDEX_VARIABLE,
   isToSupervisor,
@@ -43,6 +45,11 @@ export interface SupervisorOptions {
    * metrics summed); undefined when Prometheus is off.
    */
   readonly serveMetrics: ((scrape: Scrape) => Promise<MetricsListener>) | undefined;
+  /**
+   * The configuration source, compiled here once per update for every worker; undefined leaves
+   * each worker to load its own (tests of the supervisor alone).
+   */
+  readonly config: PodConfig | undefined;
   /** Called with the exit code once every worker is gone. */
   readonly exit: (code: number) => void;
 }
@@ -58,19 +65,28 @@ export class Supervisor {
   private isStopping = false;
   private exitCode = 0;
   private metricsListener: MetricsListener | undefined;
+  private readonly fanOut: ConfigFanOut;
   private nextScrape = 1;
   private readonly scrapes = new Map<
     number,
     { readonly replies: WorkerMetrics[]; readonly expected: number; readonly done: () => void }
   >();
 
-  constructor(private readonly options: SupervisorOptions) {}
+  constructor(private readonly options: SupervisorOptions) {
+    this.fanOut = new ConfigFanOut(options.logger);
+  }
 
-  /** Forks the workers; resolves once every one of them listens. */
+  /**
+   * Starts the configuration source and forks the workers meanwhile (each waits for the first
+   * outcome as it would for its own); resolves once every worker listens.
+   */
   async start(): Promise<void> {
-    const { workers, logger, serveMetrics } = this.options;
+    const { workers, logger, serveMetrics, config } = this.options;
+    // Typed arrays (the compiled tables' columns) cross as they are, not as JSON objects.
+    cluster.setupPrimary({ serialization: 'advanced' });
+    const following = config?.start(this.fanOut);
     const ready = Array.from({ length: workers }, (_, index) => this.fork(index));
-    await Promise.all(ready);
+    await Promise.all([following, ...ready]);
     if (serveMetrics !== undefined) {
       const listener = await serveMetrics(() => this.scrape());
       this.metricsListener = listener;
@@ -89,11 +105,13 @@ export class Supervisor {
         if (message.kind === 'ratelimit:ready') {
           slot.isReady = true;
           resolve();
-        } else this.onMetrics(message.id, message.metrics, message.error);
+        } else if (message.kind === 'ratelimit:config-request') this.fanOut.follow(worker);
+        else this.onMetrics(message.id, message.metrics, message.error);
       });
       // Node passes null for whichever of the two did not end the process.
       worker.on('exit', (code: number | null, signal: string | null) => {
         if (this.slots.get(index)?.worker === worker) this.slots.delete(index);
+        this.fanOut.forget(worker);
         if (this.isStopping) {
           if (code !== 0) this.exitCode = 1;
           this.maybeExit();
@@ -174,6 +192,11 @@ export class Supervisor {
     if (this.isStopping) return;
     this.isStopping = true;
     void this.metricsListener?.close(0);
+    this.options.config?.stop().catch((err: unknown) => {
+      this.options.logger.warn('the configuration source did not stop cleanly', {
+        error: describeError(err),
+      });
+    });
     for (const { worker } of this.slots.values()) worker.process.kill('SIGTERM');
     setTimeout(() => {
       for (const { worker } of this.slots.values()) worker.process.kill('SIGKILL');

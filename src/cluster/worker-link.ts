@@ -1,8 +1,11 @@
-// The worker's side of the cluster channel: it says when it listens and hands its metrics to
-// the supervisor, which serves the one Prometheus scrape for all workers.
+// The worker's side of the cluster channel: it says when it listens, hands its metrics to the
+// supervisor, which serves the one Prometheus scrape for all workers, and follows the pod's
+// configuration, which the supervisor compiles.
 import {
   WORKER_INDEX_VARIABLE,
+  isConfigUpdate,
   isToWorker,
+  type ConfigUpdate,
   type ToSupervisor,
   type WorkerMetrics,
 } from './messages';
@@ -29,7 +32,7 @@ export function announceReady(): void {
 /** Answers the supervisor's metrics requests with `collect()`. */
 export function serveMetrics(collect: () => Promise<WorkerMetrics>): void {
   process.on('message', (message: unknown) => {
-    if (!isToWorker(message)) return;
+    if (!isToWorker(message) || message.kind !== 'ratelimit:metrics-request') return;
     collect().then(
       (metrics) => {
         send({ kind: 'ratelimit:metrics', id: message.id, metrics });
@@ -44,3 +47,27 @@ export function serveMetrics(collect: () => Promise<WorkerMetrics>): void {
     );
   });
 }
+
+/** How a worker follows the configuration the supervisor compiles for the pod. */
+export interface SupervisorLink {
+  /** Asks for the current configuration; every later outcome follows by itself. */
+  request(): void;
+  /** Calls `handler` with each configuration message; returns what stops listening. */
+  listen(handler: (update: ConfigUpdate) => void): () => void;
+}
+
+/** This worker's link to its supervisor's configuration. */
+export const supervisorLink: SupervisorLink = {
+  request() {
+    send({ kind: 'ratelimit:config-request' });
+  },
+  listen(handler) {
+    const onMessage = (message: unknown): void => {
+      if (isConfigUpdate(message)) handler(message);
+    };
+    process.on('message', onMessage);
+    return () => {
+      process.off('message', onMessage);
+    };
+  },
+};

@@ -19,3 +19,5 @@ export {
   type CompileJob,
   type ConfigCompiler,
 } from './compile';
+export { ProviderPodConfig } from './pod/pod-config';
+export { SupervisedProvider, type SupervisedProviderOptions } from './pod/supervised-provider';
