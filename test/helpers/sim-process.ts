@@ -11,6 +11,8 @@ export interface NodeStatus {
   lastSentVersion?: string;
   lastAckVersion?: string;
   lastNack?: { version?: string; message: string };
+  /** DiscoveryRequests received from the node, on every stream. */
+  requests: number;
   userAgent?: string;
   headers: Record<string, string>;
   metadata: Record<string, string>;

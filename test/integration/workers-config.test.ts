@@ -1,6 +1,8 @@
 // WORKERS=2 compile each configuration once for the pod: the supervisor runs the provider and
 // hands the compiled tables to both workers, which answer from the same version; a bad update
 // is refused once for both, and a replacement worker gets the current tables without a compile.
+// Over xDS the pod opens one ADS stream, whose one ACK or NACK speaks for every worker (the
+// bundled control-plane simulator counts each node's streams and requests).
 // Compile processes are counted from outside, whatever the service logs: NODE_OPTIONS requires
 // a script into every Node process the service starts, and in a compile process it writes the
 // process id to a file.
@@ -14,6 +16,7 @@ import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { RedisServer } from '../helpers/redis-server';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
+import { SimProcess } from '../helpers/sim-process';
 
 const RULES = 100_000;
 const cleanup = collectCleanups();
@@ -154,4 +157,68 @@ it('compiles a 100,000-rule file once per reload and both workers answer from th
     { what: 'the replacement to answer', timeoutMs: 30_000, intervalMs: 200 },
   );
   expect(compiles()).toBe(3);
+});
+
+it('opens one ADS stream for the pod, and one ACK or NACK answers for both workers', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rl-sim-'));
+  cleanup(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  writeFileSync(
+    path.join(dir, 'x.yaml'),
+    'domain: x\ndescriptors:\n  - key: k\n    rate_limit: { unit: hour, requests_per_unit: 5 }\n',
+  );
+  const sim = await SimProcess.start(dir);
+  cleanup(() => sim.kill());
+  const node = `node-${sim.port}`;
+  const service = await ServiceProcess.start({
+    env: {
+      BACKEND_TYPE: 'redis',
+      REDIS_URL: `127.0.0.1:${redis.port}`,
+      WORKERS: '2',
+      CONFIG_TYPE: 'GRPC_XDS_SOTW',
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${sim.port}`,
+      CONFIG_GRPC_XDS_NODE_ID: node,
+      NODE_OPTIONS: `--require ${counting.require}`,
+    },
+  });
+  cleanup(() => service.stop());
+  await eventually(() => service.logs.includes('workers listening'), {
+    what: 'both workers to listen',
+  });
+  const compiled = compiles();
+  await eventually(
+    async () => {
+      const status = await sim.status();
+      return status.nodes[node]?.lastAckVersion === status.version;
+    },
+    { what: 'the ACK' },
+  );
+  const acked = (await sim.status()).nodes[node];
+  expect(acked?.connectedStreams).toBe(1);
+  // The first request and the ACK of the first response.
+  expect(acked?.requests).toBe(2);
+
+  const port = service.ports.grpc;
+  const clients = connect(port);
+  const limits = async (): Promise<(number | undefined)[]> =>
+    Promise.all(
+      clients.map(async (client) => {
+        const res = await client.shouldRateLimit(rlsRequest('x', [[['k', `${Math.random()}`]]]));
+        return res.statuses?.[0]?.currentLimit?.requestsPerUnit;
+      }),
+    );
+  expect(await limits()).toEqual([5, 5, 5, 5, 5, 5]);
+  expect(reachesEveryWorker(childrenOf(service.pid), port)).toBe(true);
+
+  await sim.post('/bad-resource');
+  await eventually(() => service.logs.split('configuration refused: ').length - 1 === 2, {
+    what: 'both workers to report the refusal',
+  });
+  const nacked = (await sim.status()).nodes[node];
+  expect(nacked?.lastNack).toBeDefined();
+  expect(nacked?.requests).toBe(3);
+  expect(nacked?.connectedStreams).toBe(1);
+  expect(compiles()).toBe(compiled + 1);
+  expect(await limits()).toEqual([5, 5, 5, 5, 5, 5]);
 });
