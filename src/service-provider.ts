@@ -90,15 +90,16 @@ export function createProvider(
  * over, so they declare no statistics here (each worker declares its own as it builds).
  */
 export function createPodConfig(settings: Settings, logger: Logger): ProviderPodConfig {
-  const stats = new StatsStore(false);
+  // The loader's statistics here, forwarded to every worker; rules are declared in each worker.
+  const loading = new StatsStore();
   const unsupported = BACKEND_UNSUPPORTED[settings.backend.type];
   const provider = providerFor(settings.config.source, {
-    compile: compileOptions(settings, unsupported, stats),
+    compile: compileOptions(settings, unsupported, new StatsStore(false)),
     compiler: serviceCompiler(),
-    stats,
+    stats: loading,
     logger,
   });
-  return new ProviderPodConfig(provider);
+  return new ProviderPodConfig(provider, () => loading.snapshot());
 }
 
 /** A worker's configuration source: what its supervisor compiles, built for this worker. */
@@ -111,5 +112,6 @@ export function supervisedProvider(
     compile: compileOptions(settings, store.unsupported, stats),
     link,
     logger,
+    stats,
   });
 }

@@ -6,10 +6,16 @@ import type { ConfigUpdate } from './messages';
 
 /** Receives the pod's configuration source's outcomes as the messages that hand them over. */
 export interface PodConfigListener {
-  /** A configuration loaded: its header, then its parts in order. It replaces the current one. */
+  /**
+   * A configuration loaded: its header, then its parts in order, then the statistics of
+   * loading. It replaces the current one.
+   */
   loaded(messages: readonly ConfigUpdate[]): void;
-  /** An update was refused; the configuration loaded before keeps serving in every worker. */
-  refused(message: ConfigUpdate): void;
+  /**
+   * An update was refused (its errors, then the statistics of loading); the configuration
+   * loaded before keeps serving in every worker.
+   */
+  refused(messages: readonly ConfigUpdate[]): void;
 }
 
 /**
@@ -26,14 +32,14 @@ export interface PodConfig {
 export class ConfigFanOut implements PodConfigListener {
   private current: readonly ConfigUpdate[] = [];
   /** The refusal since the current configuration loaded, for a worker's status page. */
-  private refusal: ConfigUpdate | undefined;
+  private refusal: readonly ConfigUpdate[] = [];
   private readonly followers = new Set<Worker>();
 
   constructor(private readonly logger: Logger) {}
 
   loaded(messages: readonly ConfigUpdate[]): void {
     this.current = messages;
-    this.refusal = undefined;
+    this.refusal = [];
     const header = messages[0];
     if (header?.kind === 'ratelimit:config-header') {
       this.logger.info('compiled a configuration for every worker', {
@@ -45,18 +51,18 @@ export class ConfigFanOut implements PodConfigListener {
     for (const worker of this.followers) this.send(worker, messages);
   }
 
-  refused(message: ConfigUpdate): void {
-    this.refusal = message;
+  refused(messages: readonly ConfigUpdate[]): void {
+    this.refusal = messages;
     this.logger.warn('refused an update for every worker; the loaded configuration serves on', {
       workers: this.followers.size,
     });
-    for (const worker of this.followers) this.send(worker, [message]);
+    for (const worker of this.followers) this.send(worker, messages);
   }
 
   /** `worker` asked for the configuration: the current one now, every outcome from now on. */
   follow(worker: Worker): void {
     this.followers.add(worker);
-    this.send(worker, this.refusal === undefined ? this.current : [...this.current, this.refusal]);
+    this.send(worker, [...this.current, ...this.refusal]);
   }
 
   forget(worker: Worker): void {

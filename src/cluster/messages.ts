@@ -40,7 +40,17 @@ export type ConfigUpdate =
       readonly generation: number;
       readonly part: NodeStrings;
     }
-  | { readonly kind: 'ratelimit:config-refused'; readonly errors: readonly PlainConfigError[] };
+  | { readonly kind: 'ratelimit:config-refused'; readonly errors: readonly PlainConfigError[] }
+  | {
+      /**
+       * The statistics of loading, which the supervisor's provider keeps (the file loader's
+       * `runtime.*`): counters as totals since the supervisor started, gauges as they stand.
+       * Each worker reports them as its own, as it did when it loaded for itself.
+       */
+      readonly kind: 'ratelimit:config-stats';
+      readonly counters: readonly (readonly [string, number])[];
+      readonly gauges: readonly (readonly [string, number])[];
+    };
 
 export type ToSupervisor =
   | { readonly kind: 'ratelimit:ready' }
@@ -65,6 +75,7 @@ const CONFIG_UPDATE = new Set<unknown>([
   'ratelimit:config-header',
   'ratelimit:config-part',
   'ratelimit:config-refused',
+  'ratelimit:config-stats',
 ]);
 
 function isObject(value: unknown): value is Record<string, unknown> {

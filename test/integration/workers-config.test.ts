@@ -132,6 +132,9 @@ it('compiles a 100,000-rule file once per reload and both workers answer from th
   });
   expect(compiles()).toBe(3);
   expect(await limitsSeen(clients)).toEqual([7, 7, 7, 7, 7, 7]);
+  // The supervisor's file loader counted three loads; the first worker's statistics say so.
+  expect(await service.stat('runtime.load_attempts')).toBe(3);
+  expect(await service.stat('ratelimit.service.config_load_error')).toBe(1);
 
   // A replacement worker serves the current tables at once, without compiling them again.
   for (const c of clients) c.close();

@@ -3,7 +3,17 @@
 import type { ConfigUpdate, PodConfig, PodConfigListener } from '../../cluster';
 import { snapshotTables, stringParts, type ConfigError } from '../../config';
 import { NODES_PER_PART } from '../compile';
+import type { StatsSnapshot } from '../../stats';
 import type { ConfigProvider } from '../provider';
+
+/** The statistics of loading as they stand. */
+function statsUpdate(stats: StatsSnapshot): ConfigUpdate {
+  return {
+    kind: 'ratelimit:config-stats',
+    counters: [...stats.counters],
+    gauges: [...stats.gauges],
+  };
+}
 
 /** A refusal's errors as plain data. */
 function plainErrors(errors: readonly ConfigError[]): ConfigUpdate {
@@ -21,12 +31,16 @@ function plainErrors(errors: readonly ConfigError[]): ConfigUpdate {
 /**
  * Runs a provider (the file watcher or the xDS client, compiling as it always does) as the
  * pod's configuration source: it is the provider's listener, and forwards each snapshot as its
- * tables in parts, each refusal as its errors.
+ * tables in parts, each refusal as its errors, each followed by the statistics of loading.
  */
 export class ProviderPodConfig implements PodConfig {
   private generation = 0;
 
-  constructor(private readonly provider: ConfigProvider) {}
+  /** @param stats the statistics the provider keeps (the file loader's), read after each outcome. */
+  constructor(
+    private readonly provider: ConfigProvider,
+    private readonly stats: () => StatsSnapshot,
+  ) {}
 
   start(listener: PodConfigListener): Promise<void> {
     return this.provider.start({
@@ -40,10 +54,11 @@ export class ProviderPodConfig implements PodConfig {
         listener.loaded([
           { kind: 'ratelimit:config-header', generation, header: tables.header, origin },
           ...parts.map((part) => ({ kind: 'ratelimit:config-part' as const, generation, part })),
+          statsUpdate(this.stats()),
         ]);
       },
       onRejected: (errors) => {
-        listener.refused(plainErrors(errors));
+        listener.refused([plainErrors(errors), statsUpdate(this.stats())]);
       },
     });
   }

@@ -5,6 +5,7 @@ import type { ConfigUpdate, SupervisorLink } from '../../cluster';
 import { ConfigError, SnapshotBuilder, type CompileOptions } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import type { Counter, Gauge } from '../../stats';
 import type { ConfigListener, ConfigProvider } from '../provider';
 
 export interface SupervisedProviderOptions {
@@ -12,6 +13,8 @@ export interface SupervisedProviderOptions {
   readonly compile: CompileOptions;
   readonly link: SupervisorLink;
   readonly logger: Logger;
+  /** Where the supervisor's statistics of loading are reported: this worker's statistics. */
+  readonly stats: { counter(name: string): Counter; gauge(name: string): Gauge };
 }
 
 /** The load being built: its generation, its builder and where it came from. */
@@ -32,6 +35,8 @@ export class SupervisedProvider implements ConfigProvider {
   private isDraining = false;
   private building: Building | undefined;
   private idle: Promise<void> = Promise.resolve();
+  /** The supervisor's counter totals reported so far, by name. */
+  private readonly reported = new Map<string, number>();
 
   constructor(private readonly options: SupervisedProviderOptions) {}
 
@@ -83,7 +88,22 @@ export class SupervisedProvider implements ConfigProvider {
           update.errors.map((e) => new ConfigError(e.code, e.source, e.reason, e.position)),
         );
         return;
+      case 'ratelimit:config-stats':
+        this.report(update);
+        return;
     }
+  }
+
+  /** Counters move by what the supervisor's totals grew since the last report; gauges are set. */
+  private report(update: Extract<ConfigUpdate, { kind: 'ratelimit:config-stats' }>): void {
+    const stats = this.options.stats;
+    for (const [name, total] of update.counters) {
+      const grown = total - (this.reported.get(name) ?? 0);
+      if (grown <= 0) continue;
+      this.reported.set(name, total);
+      stats.counter(name).add(grown);
+    }
+    for (const [name, value] of update.gauges) stats.gauge(name).set(value);
   }
 
   /** Once every part of the load is built: its snapshot replaces the current one. */

@@ -19,7 +19,7 @@ import {
   type ConfigListener,
   type ConfigProvider,
 } from '../../../src/provider';
-import { StatsStore } from '../../../src/stats';
+import { StatsStore, type StatsSnapshot } from '../../../src/stats';
 import { eventually } from '../../helpers/eventually';
 import { snapshotOf } from '../../helpers/engine';
 
@@ -75,9 +75,14 @@ class PushedProvider implements ConfigProvider {
 /** The messages the pod's source makes of each outcome of `provider`. */
 async function podOf(provider: PushedProvider): Promise<ConfigUpdate[][]> {
   const outcomes: ConfigUpdate[][] = [];
-  await new ProviderPodConfig(provider).start({
+  let attempts = 0;
+  const stats = (): StatsSnapshot => {
+    attempts += 1;
+    return { counters: new Map([['runtime.load_attempts', attempts]]), gauges: new Map() };
+  };
+  await new ProviderPodConfig(provider, stats).start({
     loaded: (messages) => outcomes.push([...messages]),
-    refused: (message) => outcomes.push([message]),
+    refused: (messages) => outcomes.push([...messages]),
   });
   return outcomes;
 }
@@ -105,14 +110,14 @@ interface Seen {
   readonly events: string[];
 }
 
-async function workerOf(link: SupervisorLink): Promise<Seen> {
+async function workerOf(link: SupervisorLink, stats = new StatsStore()): Promise<Seen> {
   const compile: CompileOptions = {
-    stats: new StatsStore(),
+    stats,
     mergeDomainConfig: false,
     sanitizeDots: false,
   };
   const seen: Seen = { snapshots: [], events: [] };
-  const provider = new SupervisedProvider({ compile, link, logger: silentLogger });
+  const provider = new SupervisedProvider({ compile, link, logger: silentLogger, stats });
   await provider.start({
     onSnapshot: (snapshot, origin) => {
       seen.snapshots.push({ snapshot, origin });
@@ -132,12 +137,13 @@ it('builds in a worker the snapshot the supervisor compiled, from its tables in 
   const origin: ConfigOrigin = { kind: 'xds', server: '127.0.0.1:1', version: 'v7' };
   provider.listener?.onSnapshot(compiled, origin);
   const [messages] = outcomes;
-  // A header and parts of at most 8192 nodes each.
+  // A header, parts of at most 8192 nodes each, and the statistics of loading.
   expect(messages?.map((m) => m.kind)).toEqual([
     'ratelimit:config-header',
     'ratelimit:config-part',
     'ratelimit:config-part',
     'ratelimit:config-part',
+    'ratelimit:config-stats',
   ]);
   const { link, deliver } = testLink();
   const seen = await workerOf(link);
@@ -147,7 +153,8 @@ it('builds in a worker the snapshot the supervisor compiled, from its tables in 
   expect(built?.origin).toEqual(origin);
   expect(built === undefined ? undefined : viewOf(built.snapshot)).toEqual(viewOf(compiled));
   expect(
-    built?.snapshot.findLimit('d', { entries: [{ key: 'w', value: 'prefix' }] })?.rule.statKey,
+    built?.snapshot.findLimit('d', { entries: [{ key: 'w', value: 'prefix' }], limit: undefined })
+      ?.rule.statKey,
   ).toBe('d.w_pre*');
 });
 
@@ -161,7 +168,8 @@ it('drops an unfinished load when a newer one arrives, and keeps refusals in ord
   ]);
   const [older, newer, refused] = outcomes;
   const { link, deliver } = testLink();
-  const seen = await workerOf(link);
+  const stats = new StatsStore();
+  const seen = await workerOf(link, stats);
   // The older load's header and first part, then the newer load, then the older's rest.
   deliver([
     ...(older ?? []).slice(0, 2),
@@ -171,9 +179,15 @@ it('drops an unfinished load when a newer one arrives, and keeps refusals in ord
   ]);
   await eventually(() => seen.events.length === 2, { what: 'the newer load and the refusal' });
   expect(seen.events).toEqual(['loaded d', 'refused bad.yaml: no such unit (line 3, column 5)']);
+  // The supervisor's totals, reported once each however they arrive.
+  await eventually(() => stats.counter('runtime.load_attempts').value === 3, {
+    what: 'the totals of loading',
+  });
   expect(
-    seen.snapshots[0]?.snapshot.findLimit('d', { entries: [{ key: 'k', value: 'v1' }] })?.rule
-      .requestsPerUnit,
+    seen.snapshots[0]?.snapshot.findLimit('d', {
+      entries: [{ key: 'k', value: 'v1' }],
+      limit: undefined,
+    })?.rule.requestsPerUnit,
   ).toBe(7);
 });
 
@@ -184,9 +198,9 @@ function fakeWorker(): { worker: Worker; got: string[] } {
     isConnected: () => true,
     send: (message: ConfigUpdate, done: (err: Error | null) => void) => {
       got.push(
-        message.kind === 'ratelimit:config-refused'
-          ? 'refused'
-          : `${message.kind.slice('ratelimit:config-'.length)} ${message.generation}`,
+        message.kind === 'ratelimit:config-header' || message.kind === 'ratelimit:config-part'
+          ? `${message.kind.slice('ratelimit:config-'.length)} ${message.generation}`
+          : 'refused',
       );
       done(null);
       return true;
@@ -209,7 +223,7 @@ it('hands a worker that follows late the current configuration and the refusal s
   const early = fakeWorker();
   fanOut.follow(early.worker);
   fanOut.loaded([header(1), part(1)]);
-  fanOut.refused(refusal);
+  fanOut.refused([refusal]);
   const late = fakeWorker();
   fanOut.follow(late.worker);
   expect(late.got).toEqual(['header 1', 'part 1', 'refused']);
