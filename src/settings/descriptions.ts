@@ -22,7 +22,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   GRPC_PORT: 'port of the gRPC listener',
   GRPC_UDS: 'a unix socket path for the gRPC listener instead of `GRPC_HOST:GRPC_PORT`',
   WORKERS:
-    'server processes sharing the listeners (node:cluster); not with the `memory` backend (new)',
+    'server processes sharing the listeners (node:cluster); the supervisor loads and compiles each configuration once (one watcher or ADS stream, one ACK or NACK) and hands it to every worker; not with the `memory` backend (new)',
   GRPC_MAX_CONNECTION_AGE: 'a gRPC connection older than this is asked to go away (GOAWAY)',
   GRPC_MAX_CONNECTION_AGE_GRACE: 'how long calls on an aged connection may still finish',
   GRPC_HTTP2:
