@@ -45,11 +45,8 @@ export interface SupervisorOptions {
    * metrics summed); undefined when Prometheus is off.
    */
   readonly serveMetrics: ((scrape: Scrape) => Promise<MetricsListener>) | undefined;
-  /**
-   * The configuration source, compiled here once per update for every worker; undefined leaves
-   * each worker to load its own (tests of the supervisor alone).
-   */
-  readonly config: PodConfig | undefined;
+  /** The configuration source, compiled here once per update and handed to every worker. */
+  readonly config: PodConfig;
   /** Called with the exit code once every worker is gone. */
   readonly exit: (code: number) => void;
 }
@@ -84,7 +81,7 @@ export class Supervisor {
     const { workers, logger, serveMetrics, config } = this.options;
     // Typed arrays (the compiled tables' columns) cross as they are, not as JSON objects.
     cluster.setupPrimary({ serialization: 'advanced' });
-    const following = config?.start(this.fanOut);
+    const following = config.start(this.fanOut);
     const ready = Array.from({ length: workers }, (_, index) => this.fork(index));
     await Promise.all([following, ...ready]);
     if (serveMetrics !== undefined) {
@@ -192,7 +189,7 @@ export class Supervisor {
     if (this.isStopping) return;
     this.isStopping = true;
     void this.metricsListener?.close(0);
-    this.options.config?.stop().catch((err: unknown) => {
+    this.options.config.stop().catch((err: unknown) => {
       this.options.logger.warn('the configuration source did not stop cleanly', {
         error: describeError(err),
       });
