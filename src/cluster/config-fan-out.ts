@@ -45,7 +45,7 @@ export class ConfigFanOut implements PodConfigListener {
       this.logger.info('compiled a configuration for every worker', {
         generation: header.generation,
         nodes: header.header.nodeCount,
-        workers: this.followers.size,
+        following: this.followers.size,
       });
     }
     for (const worker of this.followers) this.send(worker, messages);
@@ -54,7 +54,7 @@ export class ConfigFanOut implements PodConfigListener {
   refused(messages: readonly ConfigUpdate[]): void {
     this.refusal = messages;
     this.logger.warn('refused an update for every worker; the loaded configuration serves on', {
-      workers: this.followers.size,
+      following: this.followers.size,
     });
     for (const worker of this.followers) this.send(worker, messages);
   }
