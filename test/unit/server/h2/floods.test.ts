@@ -211,7 +211,7 @@ describe('unfinished requests: held within the buffer budget', () => {
     const budget = new BufferBudget(1024 * 1024);
     const { port } = await serve(100, budget);
     const attackers = Array.from({ length: 6 }, () => open(port));
-    // 300 KB on each connection: more than its share (256 KB) and, together, than the total.
+    // 300 KB kept on each connection: more than its share (32 KiB, a thirty-second).
     for (const client of attackers) client.send(unfinishedBodies(3, 100_000));
     await Promise.all(attackers.map((client) => client.roundTrip()));
     expect(budget.heldBytes).toBeLessThanOrEqual(1024 * 1024);
