@@ -6,4 +6,4 @@ export type { OutgoingHeaders } from './hpack-encoder';
 export { H2Session, type H2SessionOptions } from './session';
 export { H2Stream, type H2Connection, type RespondOptions } from './stream';
 export { BufferBudget, ConnectionBudget } from './buffer-budget';
-export { HeldBytes, mappedStores } from './held-bytes';
+export { HeldBytes } from './held-bytes';
