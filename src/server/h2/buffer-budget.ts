@@ -62,6 +62,8 @@ export const processBudget = new BufferBudget(DEFAULT_BUFFERED_BYTES);
 export class ConnectionBudget {
   private held = 0;
   private holders = 0;
+  /** giveAll() was called: a stream closing after its connection gives back nothing twice. */
+  private isGone = false;
 
   constructor(private readonly shared: BufferBudget) {}
 
@@ -71,7 +73,9 @@ export class ConnectionBudget {
    * they do not. Giving back always succeeds.
    */
   take(bytes: number, requests: number): boolean {
-    if ((bytes > 0 || requests > 0) && !this.fits(bytes, requests)) return false;
+    const isTaking = bytes > 0 || requests > 0;
+    if (this.isGone) return !isTaking;
+    if (isTaking && !this.fits(bytes, requests)) return false;
     this.add(bytes, requests);
     return true;
   }
@@ -88,6 +92,7 @@ export class ConnectionBudget {
 
   /** The connection is gone: whatever it still held is given back. */
   giveAll(): void {
+    this.isGone = true;
     this.shared.add(-this.held, -this.holders);
     this.held = 0;
     this.holders = 0;

@@ -24,6 +24,10 @@ describe('the buffer budget', () => {
     expect(one.take(500, 1)).toBe(true);
     one.giveAll();
     expect([budget.heldBytes, budget.heldRequests]).toEqual([0, 0]);
+    // A stream that closes after its connection gives back nothing twice, and takes nothing.
+    expect(one.take(-500, -1)).toBe(true);
+    expect(one.take(1, 1)).toBe(false);
+    expect([budget.heldBytes, budget.heldRequests]).toEqual([0, 0]);
   });
 
   it('refuses what is past a total, whoever holds the rest', () => {
