@@ -201,60 +201,66 @@ async function splitCall(session: http2.ClientHttp2Session, body: Buffer): Promi
 }
 
 describe('one budget: a few connections cannot take what the others need', () => {
-  it('four hostile connections fill what they may; innocent split calls all OK, never GOAWAY', async () => {
-    const service = await start({
-      HEADER_TIMEOUT: '8s',
-      // The least budget, so that four connections would have filled it at a quarter each.
-      GRPC_MAX_BUFFERED_BYTES: String(1024 * 1024),
-      GRPC_MAX_BUFFERED_REQUESTS: '320',
-      MAX_REQUEST_BYTES: String(16 * 1024),
-    });
-    const hostile: RawClient[] = [];
-    let session: http2.ClientHttp2Session | undefined;
-    try {
-      for (let i = 0; i < 4; i++) {
-        const client = new RawClient(service.ports.grpc);
-        hostile.push(client);
-        // Calls with unfinished bodies, refused requests (405) with bodies nobody keeps, and
-        // calls with bodies in one-byte frames, each far past the connection's share.
-        client.send(
-          unfinishedBodies(CALL, 30, 15_000, 1),
-          unfinishedBodies(NOT_A_CALL, 30, 15_000, 61),
-          oneByteBodies(40, 2, 121),
-        );
-      }
-      await Promise.all(hostile.map((client) => client.roundTrip()));
-      // And then a header block left unfinished on each.
-      for (const client of hostile) client.send(unfinishedBlock(201));
-      expect(hostile.every((client) => refusals(client) > 0)).toBe(true);
-      session = await connect(service.ports.grpc);
-      const goaways: number[] = [];
-      session.on('goaway', (code: number) => goaways.push(code));
-      const statuses: string[] = [];
-      for (let i = 0; i < 30; i++) {
-        statuses.push(
-          ...(await Promise.all([BODY, LARGE_BODY].map((b) => splitCall(session!, b)))),
-        );
-      }
-      report({
-        test: 'h2 bounds: four hostile connections, innocent split calls',
-        tried:
-          'four connections holding unfinished bodies, ignored 405 bodies, one-byte-frame bodies and an unfinished header block, GRPC_MAX_BUFFERED_BYTES 1 MiB; innocent calls with 24 KB headers (HEADERS + CONTINUATION) and bodies in three DATA frames',
-        held: 'every innocent call OK, no GOAWAY',
-        figures: {
-          'hostile streams refused': hostile.reduce((n, c) => n + refusals(c), 0),
-          'innocent OK': `${String(statuses.filter((s) => s === '0').length)}/${String(statuses.length)}`,
-        },
+  it.each(['own', 'node'])(
+    'four hostile connections fill what they may; innocent split calls all OK, never GOAWAY (%s HTTP/2)',
+    async (http2Stack) => {
+      const service = await start({
+        GRPC_HTTP2: http2Stack,
+        HEADER_TIMEOUT: '8s',
+        // The least budget, so that four connections would have filled it at a quarter each.
+        GRPC_MAX_BUFFERED_BYTES: String(1024 * 1024),
+        GRPC_MAX_BUFFERED_REQUESTS: '320',
+        MAX_REQUEST_BYTES: String(16 * 1024),
       });
-      expect(statuses.filter((s) => s !== '0')).toEqual([]);
-      expect(goaways).toEqual([]);
-      expect(session.closed || session.destroyed).toBe(false);
-      // The hostile connections were not cut for what the budget refused them either.
-      expect(hostile.some((client) => client.frames.some((f) => f.type === T.GOAWAY))).toBe(false);
-    } finally {
-      for (const client of hostile) client.destroy();
-      session?.destroy();
-      await service.stop();
-    }
-  });
+      const hostile: RawClient[] = [];
+      let session: http2.ClientHttp2Session | undefined;
+      try {
+        for (let i = 0; i < 4; i++) {
+          const client = new RawClient(service.ports.grpc);
+          hostile.push(client);
+          // Calls with unfinished bodies, refused requests (405) with bodies nobody keeps, and
+          // calls with bodies in one-byte frames, each far past the connection's share.
+          client.send(
+            unfinishedBodies(CALL, 30, 15_000, 1),
+            unfinishedBodies(NOT_A_CALL, 30, 15_000, 61),
+            oneByteBodies(40, 2, 121),
+          );
+        }
+        await Promise.all(hostile.map((client) => client.roundTrip()));
+        // And then a header block left unfinished on each.
+        for (const client of hostile) client.send(unfinishedBlock(201));
+        expect(hostile.every((client) => refusals(client) > 0)).toBe(true);
+        session = await connect(service.ports.grpc);
+        const goaways: number[] = [];
+        session.on('goaway', (code: number) => goaways.push(code));
+        const statuses: string[] = [];
+        for (let i = 0; i < 30; i++) {
+          statuses.push(
+            ...(await Promise.all([BODY, LARGE_BODY].map((b) => splitCall(session!, b)))),
+          );
+        }
+        report({
+          test: `h2 bounds (${http2Stack}): four hostile connections, innocent split calls`,
+          tried:
+            'four connections holding unfinished bodies, ignored 405 bodies, one-byte-frame bodies and an unfinished header block, GRPC_MAX_BUFFERED_BYTES 1 MiB; innocent calls with 24 KB headers (HEADERS + CONTINUATION) and bodies in three DATA frames',
+          held: 'every innocent call OK, no GOAWAY',
+          figures: {
+            'hostile streams refused': hostile.reduce((n, c) => n + refusals(c), 0),
+            'innocent OK': `${String(statuses.filter((s) => s === '0').length)}/${String(statuses.length)}`,
+          },
+        });
+        expect(statuses.filter((s) => s !== '0')).toEqual([]);
+        expect(goaways).toEqual([]);
+        expect(session.closed || session.destroyed).toBe(false);
+        // The hostile connections were not cut for what the budget refused them either.
+        expect(hostile.some((client) => client.frames.some((f) => f.type === T.GOAWAY))).toBe(
+          false,
+        );
+      } finally {
+        for (const client of hostile) client.destroy();
+        session?.destroy();
+        await service.stop();
+      }
+    },
+  );
 });
