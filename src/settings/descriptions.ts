@@ -204,7 +204,9 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
     'largest gRPC message (also after inflating) or `/json` body: `RESOURCE_EXHAUSTED`, HTTP 413 (new)',
   GRPC_MAX_CONCURRENT_STREAMS: 'open streams per HTTP/2 connection (new)',
   GRPC_MAX_BUFFERED_BYTES:
-    'bytes of unfinished gRPC requests held across all connections, a quarter per connection; past it a stream is refused `REFUSED_STREAM` (new)',
+    'bytes of unfinished gRPC requests held across all connections; one connection may hold 1/32 of it, and at least one `MAX_REQUEST_BYTES` request; past either, the stream is refused `REFUSED_STREAM` (new)',
+  GRPC_MAX_BUFFERED_REQUESTS:
+    'gRPC requests holding bytes while unfinished (a body or header block in several frames) across all connections; one connection may hold 1/32 of it; past either, the stream is refused `REFUSED_STREAM` (new)',
   HEADER_TIMEOUT: 'time to send the connection preface, headers and body (new)',
   IDLE_TIMEOUT: 'an idle connection is closed after this long (new)',
   // quota (RLQS, docs/rlqs.md)

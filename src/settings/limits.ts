@@ -20,6 +20,9 @@ export const LIMITS = group('', {
   GRPC_MAX_CONCURRENT_STREAMS: int(1000, 1, 2 ** 31 - 1),
   // Bytes of unfinished gRPC requests (header blocks and bodies) held across connections.
   GRPC_MAX_BUFFERED_BYTES: int(64 * 1024 * 1024, 1024 * 1024, 2 ** 40),
+  // Unfinished gRPC requests holding bytes, across connections. Each may cost a memory mapping
+  // or two, and the kernel allows about 65,000 (vm.max_map_count): hence the most.
+  GRPC_MAX_BUFFERED_REQUESTS: int(10_000, 32, 20_000),
   HEADER_TIMEOUT: duration('10s'),
   IDLE_TIMEOUT: duration('5m'),
 });
@@ -36,7 +39,8 @@ export function limitsSettings(
         message: 'must be above 0; accepted: a duration such as 10s',
       });
   }
-  // One connection may hold a quarter of the total: that must fit a request of the largest size.
+  // One connection may hold a thirty-second of the total, and at least a request of the largest
+  // size: that must stay a quarter of the total at most.
   if (l.GRPC_MAX_BUFFERED_BYTES < 4 * l.MAX_REQUEST_BYTES)
     problems.push({
       setting: 'GRPC_MAX_BUFFERED_BYTES',
@@ -53,6 +57,7 @@ export function limitsSettings(
     connection: {
       maxConcurrentStreams: l.GRPC_MAX_CONCURRENT_STREAMS,
       maxBufferedBytes: l.GRPC_MAX_BUFFERED_BYTES,
+      maxBufferedRequests: l.GRPC_MAX_BUFFERED_REQUESTS,
       headerTimeoutMs: l.HEADER_TIMEOUT,
       idleTimeoutMs: l.IDLE_TIMEOUT,
     },
@@ -72,6 +77,7 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = Object.freeze({
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
   maxConcurrentStreams: LIMITS.fields.GRPC_MAX_CONCURRENT_STREAMS.defaultValue,
   maxBufferedBytes: LIMITS.fields.GRPC_MAX_BUFFERED_BYTES.defaultValue,
+  maxBufferedRequests: LIMITS.fields.GRPC_MAX_BUFFERED_REQUESTS.defaultValue,
   headerTimeoutMs: LIMITS.fields.HEADER_TIMEOUT.defaultValue,
   idleTimeoutMs: LIMITS.fields.IDLE_TIMEOUT.defaultValue,
 });

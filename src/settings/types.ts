@@ -284,6 +284,11 @@ export interface ConnectionLimits {
   readonly maxConcurrentStreams: number;
   /** Bytes of unfinished gRPC requests held across all connections (GRPC_MAX_BUFFERED_BYTES). */
   readonly maxBufferedBytes: number;
+  /**
+   * gRPC requests holding bytes while unfinished (a body or a header block in several frames),
+   * across all connections (GRPC_MAX_BUFFERED_REQUESTS).
+   */
+  readonly maxBufferedRequests: number;
   /** Time a client has to send a request in full (and, on HTTP/2, a new connection's preface). */
   readonly headerTimeoutMs: number;
   /** An open connection with nothing in flight for this long is closed. */

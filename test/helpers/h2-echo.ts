@@ -15,8 +15,8 @@ export interface Served {
 /**
  * An echo server: answers each stream with its request's byte count (x-received), the request
  * header named by x-echo (as x-echoed), then `reply-bytes` bytes of body and grpc-status 0.
- * Path /hold is never answered; /bare ends with a body and no respond(); /throw throws from
- * its data listener.
+ * Path /hold keeps its body (counted in the buffer budget) and is never answered; /bare ends
+ * with a body and no respond(); /throw throws from its data listener.
  */
 export async function serveEcho(
   maxConcurrentStreams = 100,
@@ -45,6 +45,8 @@ export async function serveEcho(
         stream.on('data', (chunk: Buffer) => {
           if (headers[':path'] === '/throw') throw new Error('a handler bug');
           received += chunk.length;
+          // Kept, as a reader keeps an unfinished body, within the connection's buffer budget.
+          if (headers[':path'] === '/hold') stream.keepOnly(received);
         });
         stream.on('end', () => {
           if (headers[':path'] === '/hold') return;

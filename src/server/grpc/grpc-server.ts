@@ -85,10 +85,14 @@ export class RateLimitGrpcServer {
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
     this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading, tracer });
-    this.sessions = new Sessions({ ...options.settings, ...connection }, (session) => {
-      this.healthService.endWatchesOf(session);
-      this.rlqs?.endStreamsOf(session);
-    });
+    const leastConnectionBytes = limits.request.maxRequestBytes + 5;
+    this.sessions = new Sessions(
+      { ...options.settings, ...connection, leastConnectionBytes },
+      (session) => {
+        this.healthService.endWatchesOf(session);
+        this.rlqs?.endStreamsOf(session);
+      },
+    );
     const methods = new Map<string, MethodHandler>([
       [
         SHOULD_RATE_LIMIT,

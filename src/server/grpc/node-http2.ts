@@ -12,7 +12,9 @@ import type net from 'node:net';
 import type tls from 'node:tls';
 import { ignore } from '../../lib/ignore';
 import {
+  ConnectionBudget,
   H2Stream,
+  type BufferBudget,
   type H2Connection,
   type H2Handlers,
   type H2Headers,
@@ -102,11 +104,17 @@ function nodeOf(stream: H2Stream): http2.ServerHttp2Stream {
 
 /** A node session as the connection of its streams and the session the gRPC layer tracks. */
 class NodeConnection extends EventEmitter implements H2Connection, SessionSurface {
+  /** What the streams' readers keep of unfinished bodies; none until the server gives one. */
+  private budget: ConnectionBudget | undefined = undefined;
+
   constructor(private readonly node: http2.ServerHttp2Session) {
     super();
     node.on('error', ignore);
     node.once('remoteSettings', () => this.emit('remoteSettings'));
-    node.once('close', () => this.emit('close'));
+    node.once('close', () => {
+      this.budget?.giveAll();
+      this.emit('close');
+    });
   }
 
   get closed(): boolean {
@@ -131,13 +139,16 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
     this.node.destroy();
   }
 
-  /** Node bounds what a session buffers itself (maxSessionMemory), not by the shared budget. */
-  useBudget(): void {
-    // Nothing to take: see above.
+  /**
+   * Counts what the streams' readers keep of unfinished bodies against `budget`, as the own
+   * HTTP/2 does; node bounds what it buffers itself by maxSessionMemory.
+   */
+  useBudget(budget: BufferBudget): void {
+    this.budget = new ConnectionBudget(budget);
   }
 
-  giveBack(): void {
-    // Nothing was taken: see useBudget.
+  holdBytes(bytes: number, requests: number): boolean {
+    return this.budget === undefined || this.budget.take(bytes, requests);
   }
 
   sendHeaders(stream: H2Stream, fields: OutgoingHeaders, isEnd: boolean): void {

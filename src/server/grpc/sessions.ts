@@ -1,6 +1,7 @@
 // The server's HTTP/2 connections: tracked for shutdown, aged out after MAX_CONNECTION_AGE,
 // cut when they send no preface within HEADER_TIMEOUT, closed after IDLE_TIMEOUT without calls;
-// unfinished requests on all of them share one buffer budget (GRPC_MAX_BUFFERED_BYTES).
+// unfinished requests on all of them share one buffer budget (GRPC_MAX_BUFFERED_BYTES and
+// GRPC_MAX_BUFFERED_REQUESTS), a thirty-second of it per connection.
 import { ignore } from '../../lib/ignore';
 import { BufferBudget, type H2Connection, type H2Session, type H2Stream } from '../h2';
 import type net from 'node:net';
@@ -17,6 +18,10 @@ export interface SessionTimes {
   readonly idleTimeoutMs: number;
   /** Bytes of unfinished requests all connections may hold together (GRPC_MAX_BUFFERED_BYTES). */
   readonly maxBufferedBytes: number;
+  /** Unfinished requests holding bytes, all connections together (GRPC_MAX_BUFFERED_REQUESTS). */
+  readonly maxBufferedRequests: number;
+  /** One connection may hold at least this (a request of MAX_REQUEST_BYTES, framed). */
+  readonly leastConnectionBytes: number;
 }
 
 function unrefTimer(ms: number, run: () => void): NodeJS.Timeout {
@@ -47,7 +52,11 @@ export class Sessions {
     private readonly times: SessionTimes,
     private readonly onClosing: (session: H2Session) => void,
   ) {
-    this.budget = new BufferBudget(times.maxBufferedBytes);
+    this.budget = new BufferBudget(
+      times.maxBufferedBytes,
+      times.maxBufferedRequests,
+      times.leastConnectionBytes,
+    );
   }
 
   /** The server's 'session' listener. */

@@ -1,6 +1,7 @@
 // Reading the one request message of a unary call (or of a server-streaming call's request),
-// within MAX_REQUEST_BYTES and HEADER_TIMEOUT, and within what one connection may buffer.
-import { HeldBytes, type H2Connection, type H2Stream } from '../h2';
+// within MAX_REQUEST_BYTES and HEADER_TIMEOUT, and within the buffer budget of unfinished
+// requests (GRPC_MAX_BUFFERED_BYTES, GRPC_MAX_BUFFERED_REQUESTS), which its connection keeps.
+import { ErrorCode, HeldBytes, type H2Stream } from '../h2';
 import type { Logger } from '../../lib/logger';
 import type { LastResort } from '../last-resort';
 import {
@@ -31,34 +32,10 @@ export interface UnaryReading {
   readonly bodyTimeouts: TimeoutQueue<BodyWait>;
 }
 
-/**
- * The unfinished request bodies of one connection may hold this many messages' worth
- * together: a client that opens many streams and never finishes them is refused, while a
- * connection's ordinary requests (complete in a frame or two) never come near it.
- */
-const BUFFERED_MESSAGES_PER_CONNECTION = 4;
-
-/** Bytes of unfinished request bodies held per connection. */
-const bufferedBySession = new WeakMap<H2Connection, number>();
-
-function buffered(session: H2Connection | undefined, change: number): number {
-  if (session === undefined) return 0;
-  const now = (bufferedBySession.get(session) ?? 0) + change;
-  bufferedBySession.set(session, now);
-  return now;
-}
-
 function bodyTooSlow(reading: UnaryReading): CallError {
   return new CallError(
     GrpcStatus.DEADLINE_EXCEEDED,
     `the request did not arrive in full within HEADER_TIMEOUT (${reading.headerTimeoutMs} ms)`,
-  );
-}
-
-function connectionFull(connectionCap: number): CallError {
-  return new CallError(
-    GrpcStatus.RESOURCE_EXHAUSTED,
-    `this connection's unfinished requests hold more than ${connectionCap} bytes`,
   );
 }
 
@@ -84,7 +61,6 @@ type ReadStream = H2Stream & { [READING]?: UnaryRead<unknown> | undefined };
 class UnaryRead<C> implements BodyWait {
   dueMs = 0;
   queuedAt = -1;
-  private readonly session: H2Connection | undefined;
   /**
    * The body while it is one chunk. A chunk is valid only during its 'data' event (the own
    * HTTP/2 reads plaintext connections into one shared buffer, see h2/stream.ts): it is copied
@@ -94,8 +70,6 @@ class UnaryRead<C> implements BodyWait {
   /** The body once a second chunk came, in memory released when reading ends. */
   private rest: HeldBytes | undefined = undefined;
   private size = 0;
-  /** What this stream added to its connection's count. */
-  private held = 0;
 
   constructor(
     private readonly stream: ReadStream,
@@ -103,9 +77,7 @@ class UnaryRead<C> implements BodyWait {
     private readonly reading: UnaryReading,
     private readonly receiver: UnaryReceiver<C>,
     private readonly call: C,
-  ) {
-    this.session = stream.session;
-  }
+  ) {}
 
   data(chunk: Buffer, isLast: boolean): void {
     const { reading } = this;
@@ -114,10 +86,10 @@ class UnaryRead<C> implements BodyWait {
       this.refuse(messageTooLarge(reading.maxRequestBytes));
       return;
     }
-    this.held += chunk.length;
-    const connectionCap = reading.maxRequestBytes * BUFFERED_MESSAGES_PER_CONNECTION;
-    if (buffered(this.session, chunk.length) > connectionCap) {
-      this.refuse(connectionFull(connectionCap));
+    // A body that ends with this chunk is read at once and holds nothing.
+    if (!isLast && !this.stream.keepOnly(this.size)) {
+      // Past the buffer budget: the stream was refused with REFUSED_STREAM.
+      this.closed();
       return;
     }
     const { first } = this;
@@ -126,15 +98,15 @@ class UnaryRead<C> implements BodyWait {
       return;
     }
     if (first !== undefined) {
-      this.rest = HeldBytes.reserve(reading.maxRequestBytes + 5);
-      if (this.rest === undefined) {
-        this.refuse(connectionFull(connectionCap));
-        return;
-      }
+      this.rest = new HeldBytes(reading.maxRequestBytes + 5);
       this.rest.append(first);
       this.first = undefined;
     }
-    (this.rest as HeldBytes).append(chunk);
+    // No mapped store to be had: refused as past the budget, for the client to send again.
+    if (!(this.rest as HeldBytes).append(chunk)) {
+      this.stream.close(ErrorCode.REFUSED_STREAM);
+      this.closed();
+    }
   }
 
   end(): void {
@@ -160,8 +132,7 @@ class UnaryRead<C> implements BodyWait {
   private settle(): void {
     this.stream[READING] = undefined;
     this.reading.bodyTimeouts.remove(this);
-    if (this.held > 0) buffered(this.session, -this.held);
-    this.held = 0;
+    this.stream.keepOnly(0);
     this.first = undefined;
     this.rest?.release();
     this.rest = undefined;

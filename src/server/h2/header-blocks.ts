@@ -1,15 +1,18 @@
 // A header block being read: HEADERS, then CONTINUATION frames until END_HEADERS (RFC 9113
 // section 6.10). Fragments are copied into held bytes (held-bytes.ts), so each costs its bytes,
 // not an object; a block may have only a few CONTINUATION frames and a bounded size, as
-// nghttp2 allows.
+// nghttp2 allows. An unfinished block counts as one request holding its bytes in the buffer
+// budget; it is held even past the budget, since the HPACK table must follow every block, and
+// the stream it opens is then refused (see isOverBudget).
 import { ConnectionError, ErrorCode } from './frames';
 import { HeldBytes } from './held-bytes';
 import { MAX_CONTINUATIONS } from './limits';
 
-/** Where the bytes of unfinished blocks are counted. */
+/** Where the bytes of unfinished blocks are counted (a ConnectionBudget). */
 export interface BlockBytes {
-  take(bytes: number): boolean;
-  give(bytes: number): void;
+  /** Counts `bytes` and `requests` fitting or not; false when they did not fit. */
+  force(bytes: number, requests: number): boolean;
+  take(bytes: number, requests: number): boolean;
 }
 
 function calm(message: string): ConnectionError {
@@ -34,6 +37,7 @@ export class HeaderBlocks {
   private continuations = 0;
   private openStream = 0;
   private openFlags = 0;
+  private isOver = false;
 
   /** @param maxBytes the most one block may hold before the connection is cut. */
   constructor(
@@ -51,14 +55,22 @@ export class HeaderBlocks {
     return this.openFlags;
   }
 
+  /**
+   * Whether the unfinished block went past the connection's share of the buffer budget or past
+   * its totals: the stream it opens is refused with REFUSED_STREAM once it has been decoded.
+   */
+  get isOverBudget(): boolean {
+    return this.isOver;
+  }
+
   /** HEADERS without END_HEADERS: the block's first fragment. */
   begin(stream: number, flags: number, fragment: Buffer): void {
     this.openStream = stream;
     this.openFlags = flags;
     this.continuations = 0;
-    this.held ??= HeldBytes.reserve(this.maxBytes);
-    if (this.held === undefined) throw calm('no room for an unfinished header block');
+    this.held ??= new HeldBytes(this.maxBytes);
     this.isOpen = true;
+    this.isOver = !this.budget().force(0, 1);
     this.add(this.held, fragment);
   }
 
@@ -80,14 +92,14 @@ export class HeaderBlocks {
     if (!this.isOpen) return;
     this.isOpen = false;
     const held = this.held as HeldBytes;
-    this.budget().give(held.length);
+    this.budget().take(-held.length, -1);
     held.release();
   }
 
   private add(held: HeldBytes, fragment: Buffer): void {
     const length = fragment.length;
     if (held.length + length > this.maxBytes) throw calm('a header block far past the limit');
-    if (!this.budget().take(length)) throw calm('unfinished requests hold too many bytes');
-    held.append(fragment);
+    if (!this.budget().force(length, 0)) this.isOver = true;
+    held.append(fragment, true);
   }
 }

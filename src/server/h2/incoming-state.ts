@@ -9,8 +9,6 @@ export class IncomingState {
   private window: number;
   private uncredited = 0;
   private received = 0;
-  /** Body bytes taken from the connection's buffer budget and not yet given back. */
-  private held = 0;
 
   /**
    * @param window the receive window this side advertised for new streams.
@@ -50,28 +48,6 @@ export class IncomingState {
     this.window += credit;
     this.uncredited = 0;
     return credit;
-  }
-
-  /** `bytes` of body now count against the buffer budget until release(). */
-  hold(bytes: number): void {
-    this.held += bytes;
-  }
-
-  /**
-   * The stream's reader keeps only `bytes` of the body it was given (an unfinished message of a
-   * streaming call); returns what it held beyond that, now given back.
-   */
-  keepOnly(bytes: number): number {
-    const freed = Math.max(0, this.held - bytes);
-    this.held -= freed;
-    return freed;
-  }
-
-  /** What the stream held, now given back. */
-  release(): number {
-    const held = this.held;
-    this.held = 0;
-    return held;
   }
 
   /** END_STREAM arrived; false when the body disagrees with content-length (section 8.1.1). */

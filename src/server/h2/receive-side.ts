@@ -1,5 +1,5 @@
 // What a connection reads on its streams (RFC 9113 sections 6.1, 6.2, 6.3 and 6.10): DATA
-// within the receive windows and the buffer budget, header blocks decoded and handed to the
+// within the receive windows, header blocks within the buffer budget decoded and handed to the
 // stream table, PRIORITY checked and otherwise ignored.
 import type { ConnectionBudget } from './buffer-budget';
 import {
@@ -34,7 +34,7 @@ export class ReceiveSide {
     private readonly output: Output,
     private readonly streams: StreamTable,
     private readonly limits: ConnectionLimits,
-    private readonly budget: () => ConnectionBudget,
+    budget: () => ConnectionBudget,
     maxHeaderListBytes: number,
   ) {
     this.decoder = new HpackDecoder(DEFAULT_TABLE_BYTES, maxHeaderListBytes);
@@ -83,21 +83,11 @@ export class ReceiveSide {
       );
       return;
     }
-    if (!isEnd && data.length > 0) {
-      if (!this.budget().take(data.length)) {
-        // Unfinished requests hold all they may: this one may be retried, unprocessed.
-        this.streams.reset(stream, ErrorCode.REFUSED_STREAM);
-        return;
-      }
-      stream.incoming.hold(data.length);
-    }
     const credit = isEnd ? 0 : stream.incoming.creditDue(STREAM_CREDIT_BYTES);
     if (credit > 0) this.output.frameOfWords(FrameType.WINDOW_UPDATE, stream.id, credit);
+    // What the stream's reader keeps of the body it counts itself (H2Stream.keepOnly).
     if (data.length > 0) stream.emit('data', data, isEnd);
-    if (isEnd && !stream.closed) {
-      this.budget().give(stream.incoming.release());
-      this.streams.remoteEnded(stream);
-    }
+    if (isEnd && !stream.closed) this.streams.remoteEnded(stream);
   }
 
   onHeaders(flags: number, id: number, payload: Buffer): void {
@@ -126,18 +116,26 @@ export class ReceiveSide {
     const block = this.blocks.continued(payload, (flags & Flag.END_HEADERS) !== 0);
     if (block === undefined) return;
     try {
-      this.onHeaderBlock(blockFlags, id, block);
+      this.onHeaderBlock(blockFlags, id, block, this.blocks.isOverBudget);
     } finally {
       this.blocks.release();
     }
   }
 
-  private onHeaderBlock(flags: number, id: number, block: Buffer): void {
+  /** `isOverBudget`: the block was held past the buffer budget, and a stream it opens refused. */
+  private onHeaderBlock(flags: number, id: number, block: Buffer, isOverBudget = false): void {
     const isEnd = (flags & Flag.END_STREAM) !== 0;
     const existing = this.streams.get(id);
     const decoded = this.decode(block, existing !== undefined);
     if (existing !== undefined) this.streams.trailers(existing, decoded, isEnd);
-    else this.streams.opened({ id, block: decoded, isEnd, receiveWindow: DEFAULT_WINDOW });
+    else
+      this.streams.opened({
+        id,
+        block: decoded,
+        isEnd,
+        receiveWindow: DEFAULT_WINDOW,
+        isOverBudget,
+      });
   }
 
   private decode(block: Buffer, isTrailers: boolean): DecodedBlock {

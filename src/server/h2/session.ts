@@ -30,7 +30,7 @@ export interface H2SessionOptions {
   readonly maxConcurrentStreams: number;
   /** SETTINGS_MAX_HEADER_LIST_SIZE: larger requests are answered 431. */
   readonly maxHeaderListBytes: number;
-  /** Where bytes of unfinished requests are counted; the process's default budget if unset. */
+  /** Where unfinished requests are counted; the process's default budget if unset. */
   readonly budget?: BufferBudget;
 }
 
@@ -148,9 +148,7 @@ export class H2Session extends EventEmitter {
   sendData: SendSide['sendData'] = (stream, data, ending) => {
     this.send.sendData(stream, data, ending);
   };
-  giveBack = (bytes: number): void => {
-    this.budget.give(bytes);
-  };
+  holdBytes = (bytes: number, requests: number): boolean => this.budget.take(bytes, requests);
   resetStream = (stream: H2Stream, code: number): void => {
     this.streams.reset(stream, code);
     this.scheduleFlush();
@@ -190,9 +188,8 @@ export class H2Session extends EventEmitter {
     }
   }
 
-  /** The stream table's call when a stream closed. */
+  /** The stream table's call when a stream closed (what it held went back in markClosed). */
   streamClosed(stream: H2Stream): void {
-    this.budget.give(stream.incoming.release());
     this.send.forget(stream);
   }
 

@@ -16,7 +16,7 @@ export interface TableOwner extends H2Connection {
   /** Streams above this id are ignored: a GOAWAY told the client so. */
   readonly lastAcceptedId: number;
   endIfIdle(): void;
-  /** A stream closed: what it held of the connection's buffers is released. */
+  /** A stream closed: what it still sends is forgotten. */
   streamClosed(stream: H2Stream): void;
 }
 
@@ -27,6 +27,8 @@ export interface OpeningBlock {
   readonly isEnd: boolean;
   /** The receive window this side advertised for new streams. */
   readonly receiveWindow: number;
+  /** The block was held past the buffer budget: the stream is refused, unprocessed. */
+  readonly isOverBudget: boolean;
 }
 
 export class StreamTable {
@@ -62,7 +64,7 @@ export class StreamTable {
   }
 
   /** A new stream's header block, decoded; refused (and forgotten) when it may not open. */
-  opened({ id, block, isEnd, receiveWindow }: OpeningBlock): void {
+  opened({ id, block, isEnd, receiveWindow, isOverBudget }: OpeningBlock): void {
     if (id % 2 === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'an even stream id');
     if (id <= this.highestId) {
       this.lateHeaders(id);
@@ -89,6 +91,11 @@ export class StreamTable {
     }
     if (this.open.size >= this.maxConcurrent) {
       this.limits.refusedStream();
+      this.resetId(id, ErrorCode.REFUSED_STREAM);
+      return;
+    }
+    // Not counted against the client: the budget may be full of other connections' requests.
+    if (isOverBudget) {
       this.resetId(id, ErrorCode.REFUSED_STREAM);
       return;
     }

@@ -23,8 +23,12 @@ export interface H2Connection {
   sendData(stream: H2Stream, data: Buffer | undefined, ending: DataEnding): void;
   /** Sends RST_STREAM with `code` and forgets the stream. */
   resetStream(stream: H2Stream, code: number): void;
-  /** `bytes` of a stream's body that no longer count against the connection's buffer budget. */
-  giveBack(bytes: number): void;
+  /**
+   * Counts `bytes` more (fewer, when negative) of a stream's body against the connection's
+   * buffer budget, and `requests` more requests holding them; false, counting nothing, when
+   * they do not fit. Giving back always succeeds.
+   */
+  holdBytes(bytes: number, requests: number): boolean;
 }
 
 export interface RespondOptions {
@@ -47,6 +51,8 @@ export class H2Stream extends EventEmitter {
   private isLocalEnded = false;
   private isWaitingForTrailers = false;
   private isTrailersSent = false;
+  /** What the stream's reader keeps of the body, counted against the buffer budget. */
+  private heldBytes = 0;
 
   constructor(
     readonly id: number,
@@ -82,19 +88,33 @@ export class H2Stream extends EventEmitter {
   }
 
   /**
-   * A streaming call's reader keeps only `bytes` of the body received so far (its unfinished
-   * message): the rest stops counting against the connection's buffer budget, which otherwise
-   * holds a request's body until it ends and would refuse a long-lived stream in the end.
+   * The stream's reader keeps `bytes` of the body received so far (an unfinished message),
+   * counted against the connection's buffer budget, as one request holding bytes while above 0.
+   * A body nobody keeps costs nothing. False when they do not fit the connection's share or the
+   * totals: the stream is then refused with REFUSED_STREAM (the client may send it again; it
+   * was not processed) and closes, and the reader lets its bytes go.
    */
-  keepOnly(bytes: number): void {
-    const freed = this.incoming.keepOnly(bytes);
-    if (freed > 0) this.session.giveBack(freed);
+  keepOnly(bytes: number): boolean {
+    const held = this.heldBytes;
+    if (bytes === held || this.isClosed) return !this.isClosed;
+    const requests = (bytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0);
+    if (!this.session.holdBytes(bytes - held, requests)) {
+      this.close(ErrorCode.REFUSED_STREAM);
+      return false;
+    }
+    this.heldBytes = bytes;
+    return true;
   }
 
   /** The stream table's call when the stream is done: its queued DATA is dropped. */
   markClosed(): void {
     this.isClosed = true;
     this.outgoing.drop();
+    const held = this.heldBytes;
+    if (held > 0) {
+      this.heldBytes = 0;
+      this.session.holdBytes(-held, -1);
+    }
   }
 
   respond(fields: OutgoingHeaders, options?: RespondOptions): void {

@@ -285,6 +285,33 @@ describe('connection limits', () => {
     expect(seen.map((r) => [r.domain, r.descriptors[0]?.entries[0]?.value])).toEqual([['d', 'v']]);
   });
 
+  it('refuses a body past the connection share of GRPC_MAX_BUFFERED_BYTES with REFUSED_STREAM, one budget for both layers', async () => {
+    // A thirty-second of 1 MiB per connection: 32 KiB, two unfinished bodies of 15 KB.
+    const { session, port } = await setUp(() => Promise.resolve(OK), {
+      GRPC_MAX_BUFFERED_BYTES: String(1024 * 1024),
+      MAX_REQUEST_BYTES: String(16 * 1024),
+    });
+    const calls = [openCall(session), openCall(session), openCall(session)];
+    const rstCodes = calls.map(
+      ({ stream }) =>
+        new Promise<number>((resolve) => {
+          stream.on('error', () => undefined);
+          stream.on('close', () => {
+            resolve(stream.rstCode);
+          });
+        }),
+    );
+    for (const { stream } of calls) stream.write(Buffer.alloc(15_000));
+    expect(await rstCodes[2]).toBe(http2constants.NGHTTP2_REFUSED_STREAM);
+    // The connection and its other calls go on, and so does another connection.
+    calls[0]?.stream.end();
+    expect(await calls[0]?.answered).toBeDefined();
+    const other = await connect(port);
+    sessions.push(other);
+    expect((await rawCall(other, REQUEST)).grpcStatus).toBe(status.OK);
+    expect((await rawCall(session, REQUEST)).grpcStatus).toBe(status.OK);
+  });
+
   it('answers a call whose body never finishes within HEADER_TIMEOUT', async () => {
     const { session } = await setUp(() => Promise.resolve(OK), { HEADER_TIMEOUT: '300ms' });
     const stream = session.request({

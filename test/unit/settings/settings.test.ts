@@ -722,6 +722,7 @@ describe('the limits section', () => {
       connection: {
         maxConcurrentStreams: 1000,
         maxBufferedBytes: 64 * 1024 * 1024,
+        maxBufferedRequests: 10_000,
         headerTimeoutMs: 10_000,
         idleTimeoutMs: 300_000,
       },

@@ -211,7 +211,7 @@ describe('unfinished requests: held within the buffer budget', () => {
     const budget = new BufferBudget(1024 * 1024);
     const { port } = await serve(100, budget);
     const attackers = Array.from({ length: 6 }, () => open(port));
-    // 300 KB on each connection: more than its share (256 KB) and, together, than the total.
+    // 300 KB kept on each connection: more than its share (32 KiB, a thirty-second).
     for (const client of attackers) client.send(unfinishedBodies(3, 100_000));
     await Promise.all(attackers.map((client) => client.roundTrip()));
     expect(budget.heldBytes).toBeLessThanOrEqual(1024 * 1024);
@@ -224,5 +224,39 @@ describe('unfinished requests: held within the buffer budget', () => {
     expect((await innocent.answered(1)).type).toBe(T.HEADERS);
     for (const client of attackers) client.destroy();
     await eventually(() => budget.heldBytes === 0, { what: 'the budget to be given back' });
+  });
+});
+
+describe('unfinished requests: counted by what their readers keep', () => {
+  it('a body nobody keeps costs nothing, however much of it is unfinished', async () => {
+    const budget = new BufferBudget(1024 * 1024, 32);
+    const { port } = await serve(100, budget);
+    const client = open(port);
+    // 600 KB of bodies on paths whose reader counts them and keeps nothing.
+    client.send(unfinishedBodies(6, 100_000, request('/')));
+    await client.roundTrip();
+    expect(client.frames.filter((f) => f.type === T.RST_STREAM)).toEqual([]);
+    expect([budget.heldBytes, budget.heldRequests]).toEqual([0, 0]);
+  });
+
+  it('a header block past the budget is decoded and its stream refused; the connection goes on', async () => {
+    // One request per connection: the body held takes it, and the block would be a second.
+    const budget = new BufferBudget(1024 * 1024, 32);
+    const { port } = await serve(100, budget);
+    const client = open(port);
+    client.send(unfinishedBodies(1, 100, request('/hold')));
+    await client.roundTrip();
+    const split = request('/', [['x-pad', 'p'.repeat(100)]]);
+    client.send(
+      frame(T.HEADERS, END_STREAM, 3, split.subarray(0, 20)),
+      frame(T.CONTINUATION, END_HEADERS, 3, split.subarray(20)),
+    );
+    expect(await client.reset(3)).toBe(0x7);
+    // The HPACK table followed the block: the next request is read and answered.
+    client.send(frame(T.HEADERS, END_HEADERS | END_STREAM, 5, request()));
+    expect((await client.answered(5)).type).toBe(T.HEADERS);
+    expect(client.frames.some((f) => f.type === T.GOAWAY)).toBe(false);
+    client.destroy();
+    await eventually(() => budget.heldRequests === 0, { what: 'the budget to be given back' });
   });
 });
