@@ -66,7 +66,7 @@ export function createProvider(
   };
   return providerFor(settings.config.source, {
     compile,
-    compiler: serviceCompiler(),
+    compiler: serviceCompiler(settings.config.compileTimeoutMs),
     stats,
     logger,
   });

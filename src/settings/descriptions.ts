@@ -50,6 +50,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   MERGE_DOMAIN_CONFIG: 'allow several files for one domain; their rules are merged',
   HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED:
     'health (`/healthcheck`, gRPC health) fails until a configuration with at least one domain is loaded',
+  CONFIG_COMPILE_TIMEOUT:
+    'a compile process that answers nothing for this long is killed and its update refused (an xDS NACK naming this setting); the configuration in service keeps serving; `0` waits for ever (new)',
   // xds
   CONFIG_GRPC_XDS_NODE_ID: 'the node id presented to the management server',
   CONFIG_GRPC_XDS_NODE_METADATA:
