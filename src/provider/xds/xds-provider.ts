@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { CompileOptions, ConfigError, LoadOutcome } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import { StateLog } from '../../lib/state-log';
 import { loadApi } from '../../lib/proto';
 import { toStruct } from '../../lib/struct';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
@@ -117,6 +118,7 @@ export class XdsConfigProvider implements ConfigProvider {
   private readonly client: AdsClient;
   private readonly metadata: grpc.Metadata;
   private readonly delays: ReconnectDelays;
+  private readonly streamState: StateLog;
   private listener: ConfigListener | undefined;
   private call: AdsCall | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -147,6 +149,7 @@ export class XdsConfigProvider implements ConfigProvider {
     this.metadata = new grpc.Metadata();
     for (const [key, value] of Object.entries(settings.additionalHeaders))
       this.metadata.add(key.toLowerCase(), value);
+    this.streamState = new StateLog(options.logger);
     this.delays = new ReconnectDelays(
       settings.backoff,
       settings.connectRetryIntervalMs,
@@ -192,23 +195,34 @@ export class XdsConfigProvider implements ConfigProvider {
   private scheduleReconnect(status: grpc.StatusObject): void {
     if (this.isStopped) return;
     const delayMs = this.delays.next();
-    this.options.logger.warn('the xDS stream ended; reconnecting', {
-      server: this.options.settings.serverUrl,
-      status: grpc.status[status.code],
-      details: status.details,
-      retryInMs: Math.round(delayMs),
-    });
+    // A warning when the stream is lost or fails for a new reason; each retry alike is debug.
+    this.streamState.failed(
+      'the xDS stream ended; reconnecting',
+      `${grpc.status[status.code]} ${status.details}`,
+      {
+        server: this.options.settings.serverUrl,
+        status: grpc.status[status.code],
+        details: status.details,
+        retryInMs: Math.round(delayMs),
+      },
+    );
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.openStream();
     }, delayMs);
-    this.retryTimer.unref();
+    // Until the server has answered once, nothing else may keep the process alive: a service
+    // waiting for its first configuration keeps retrying instead of exiting.
+    if (this.delays.hasServerAnswered) this.retryTimer.unref();
   }
 
   private onResponse(call: AdsCall, response: DiscoveryResponse): void {
     if (this.listener === undefined) return;
-    if (!this.delays.hasServerAnswered)
-      this.options.logger.info('connected to the xDS management server');
+    const server = this.options.settings.serverUrl;
+    const hasRecovered = this.streamState.succeeded('connected to the xDS management server', {
+      server,
+    });
+    if (!hasRecovered && !this.delays.hasServerAnswered)
+      this.options.logger.info('connected to the xDS management server', { server });
     this.delays.onMessage();
     const typeUrl = response.typeUrl ?? '';
     const superseded = this.pending.get(typeUrl);
