@@ -40,7 +40,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   // config
   CONFIG_TYPE: '`FILE` reads rule files; `GRPC_XDS_SOTW` takes them from an xDS management server',
   FORCE_START_WITHOUT_INITIAL_CONFIG:
-    'open the listeners before the first configuration has loaded (requests are refused until then)',
+    'open the listeners before the first configuration has loaded (requests are refused until then); without it nothing listens (not ready) until the first load, however long the xDS management server takes to appear',
   RUNTIME_ROOT: 'root of the configuration tree',
   RUNTIME_SUBDIRECTORY: 'directory below the root',
   RUNTIME_APPDIRECTORY: 'directory below the subdirectory holding the `*.yaml` files',
@@ -58,7 +58,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
     'node metadata, `k1:v1,k2:v2` (or `k=v`, as the reference reads it)',
   CONFIG_GRPC_XDS_SERVER_URL: 'the management server, `host:port`',
   CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL:
-    'retry interval until the management server has answered once',
+    'retry interval (spread by ±half) until the management server has answered once; retries go on for ever, the first failure logged as a warning and the rest at debug',
   CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS:
     '`k1:v1,k2:v2` sent as call metadata (a secret: never logged)',
   CONFIG_GRPC_XDS_SERVER_USE_TLS: 'TLS to the management server',
