@@ -78,7 +78,7 @@ export function createProvider(
 ): ConfigProvider {
   return providerFor(settings.config.source, {
     compile: compileOptions(settings, store.unsupported, stats),
-    compiler: serviceCompiler(),
+    compiler: serviceCompiler(settings.config.compileTimeoutMs),
     stats,
     logger,
   });
@@ -95,7 +95,7 @@ export function createPodConfig(settings: Settings, logger: Logger): ProviderPod
   const unsupported = BACKEND_UNSUPPORTED[settings.backend.type];
   const provider = providerFor(settings.config.source, {
     compile: compileOptions(settings, unsupported, new StatsStore(false)),
-    compiler: serviceCompiler(),
+    compiler: serviceCompiler(settings.config.compileTimeoutMs),
     stats: loading,
     logger,
   });

@@ -12,6 +12,7 @@ export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
 export { Backoff, ReconnectDelays } from './xds/backoff';
 export {
   COMPILE_SCRIPT,
+  CompileTimeout,
   InThreadCompiler,
   ReadFailure,
   ProcessCompiler,

@@ -1,7 +1,7 @@
 // Config section: where configurations come from (files or xDS) and how they are loaded.
 import { deepFreeze } from '../lib/freeze';
 import type { SettingsProblem } from './errors';
-import { bool, oneOf, str } from './fields';
+import { bool, duration, oneOf, str } from './fields';
 import { group, type Values } from './section';
 import type { ConfigSettings, FileSourceSettings } from './types';
 import { xdsSourceSettings, type XDS } from './xds';
@@ -16,6 +16,7 @@ export const CONFIG = group('', {
   RUNTIME_WATCH_ROOT: bool(true),
   MERGE_DOMAIN_CONFIG: bool(false),
   HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: bool(false),
+  CONFIG_COMPILE_TIMEOUT: duration('60s'),
 });
 
 function fileSource(c: Values<typeof CONFIG>): FileSourceSettings {
@@ -39,5 +40,6 @@ export function configSettings(
     forceStartWithoutInitialConfig: c.FORCE_START_WITHOUT_INITIAL_CONFIG,
     healthyWithAtLeastOneConfigLoaded: c.HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED,
     mergeDomainConfig: c.MERGE_DOMAIN_CONFIG,
+    compileTimeoutMs: c.CONFIG_COMPILE_TIMEOUT,
   });
 }

@@ -40,7 +40,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   // config
   CONFIG_TYPE: '`FILE` reads rule files; `GRPC_XDS_SOTW` takes them from an xDS management server',
   FORCE_START_WITHOUT_INITIAL_CONFIG:
-    'open the listeners before the first configuration has loaded (requests are refused until then)',
+    'open the listeners before the first configuration has loaded (requests are refused until then); without it nothing listens (not ready) until the first load, however long the xDS management server takes to appear',
   RUNTIME_ROOT: 'root of the configuration tree',
   RUNTIME_SUBDIRECTORY: 'directory below the root',
   RUNTIME_APPDIRECTORY: 'directory below the subdirectory holding the `*.yaml` files',
@@ -50,13 +50,15 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   MERGE_DOMAIN_CONFIG: 'allow several files for one domain; their rules are merged',
   HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED:
     'health (`/healthcheck`, gRPC health) fails until a configuration with at least one domain is loaded',
+  CONFIG_COMPILE_TIMEOUT:
+    'a compile process that answers nothing for this long is killed and its update refused (an xDS NACK naming this setting); the configuration in service keeps serving; `0` waits for ever (new)',
   // xds
   CONFIG_GRPC_XDS_NODE_ID: 'the node id presented to the management server',
   CONFIG_GRPC_XDS_NODE_METADATA:
     'node metadata, `k1:v1,k2:v2` (or `k=v`, as the reference reads it)',
   CONFIG_GRPC_XDS_SERVER_URL: 'the management server, `host:port`',
   CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL:
-    'retry interval until the management server has answered once',
+    'retry interval (spread by ±half) until the management server has answered once; retries go on for ever, the first failure logged as a warning and the rest at debug',
   CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS:
     '`k1:v1,k2:v2` sent as call metadata (a secret: never logged)',
   CONFIG_GRPC_XDS_SERVER_USE_TLS: 'TLS to the management server',

@@ -95,6 +95,8 @@ export interface ConfigSettings {
   readonly forceStartWithoutInitialConfig: boolean;
   readonly healthyWithAtLeastOneConfigLoaded: boolean;
   readonly mergeDomainConfig: boolean;
+  /** How long the compile process may stay silent before it is killed; 0 waits for ever. */
+  readonly compileTimeoutMs: number;
 }
 
 /** A DogStatsD mogrifier: a pattern that turns a flat name into a name plus tags. */

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
+import { StateLog } from '../lib/state-log';
 import { SettingsError, type StatsSinkSettings } from '../settings';
 import { defaultMapping } from './prometheus/default-mapping';
 import { MetricMapper } from './prometheus/mapper';
@@ -51,9 +52,26 @@ export function loadMapper(
   }
 }
 
-function onSendError(logger: Logger): (err: Error) => void {
-  return (err) => {
-    logger.debug('statsd send failed', { error: err.message });
+/**
+ * What sending statistics tells the log: a warning when it starts failing or fails for a new
+ * reason (statsd not up yet, or gone), one info line when it works again, each failure alike a
+ * debug line. Statistics are dropped meanwhile; the service serves on.
+ */
+function sendOutcomes(logger: Logger): { onError: (err: Error) => void; onSent: () => void } {
+  const state = new StateLog(logger);
+  return {
+    onError: (err) => {
+      state.failed(
+        'cannot send statistics to statsd; they are dropped until it answers',
+        err.message,
+        {
+          error: err.message,
+        },
+      );
+    },
+    onSent: () => {
+      state.succeeded('sending statistics to statsd again');
+    },
   };
 }
 
@@ -61,12 +79,12 @@ function onSendError(logger: Logger): (err: Error) => void {
 const SINKS: SinkFactories = {
   stdout: (_settings, deps) => new StdoutSink(process.stdout, deps.extraTags),
   statsd: (settings, deps) =>
-    new StatsdSink({ ...settings, extraTags: deps.extraTags, onError: onSendError(deps.logger) }),
+    new StatsdSink({ ...settings, extraTags: deps.extraTags, ...sendOutcomes(deps.logger) }),
   dogstatsd: (settings, deps) =>
     new DogStatsdSink({
       ...settings,
       extraTags: deps.extraTags,
-      onError: onSendError(deps.logger),
+      ...sendOutcomes(deps.logger),
     }),
   prometheus: (settings, deps) =>
     new PrometheusSink({

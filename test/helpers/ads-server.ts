@@ -110,3 +110,29 @@ export function deepRateLimitConfig(domain: string, depth: number): Uint8Array {
     .bytes(descriptor)
     .finish();
 }
+
+/** A RateLimitConfig of `domain` whose one descriptor `k` allows `requestsPerUnit` a minute. */
+export function oneLimitConfig(domain: string, requestsPerUnit: number): Buffer {
+  const policy = protobuf.Writer.create()
+    .uint32((1 << 3) | 0)
+    .int32(2) // MINUTE
+    .uint32((2 << 3) | 0)
+    .uint32(requestsPerUnit)
+    .finish();
+  const descriptor = protobuf.Writer.create()
+    .uint32((1 << 3) | 2)
+    .string('k')
+    .uint32((3 << 3) | 2)
+    .bytes(policy)
+    .finish();
+  return Buffer.from(
+    protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string(`${domain}-config`)
+      .uint32((2 << 3) | 2)
+      .string(domain)
+      .uint32((3 << 3) | 2)
+      .bytes(descriptor)
+      .finish(),
+  );
+}

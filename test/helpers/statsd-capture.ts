@@ -37,7 +37,8 @@ export class StatsdCapture {
     return capture;
   }
 
-  static async tcp(): Promise<StatsdCapture> {
+  /** A TCP collector on `port`, or on one the system picks. */
+  static async tcp(port = 0): Promise<StatsdCapture> {
     const sockets = new Set<net.Socket>();
     const holder: { capture?: StatsdCapture } = {};
     const server = net.createServer((socket) => {
@@ -52,7 +53,7 @@ export class StatsdCapture {
       });
       socket.on('close', () => sockets.delete(socket));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     const capture = new StatsdCapture((server.address() as net.AddressInfo).port, () => {
       for (const s of sockets) s.destroy();
       return new Promise((resolve) =>

@@ -139,7 +139,7 @@ it('turns unhealthy while Redis is down with REDIS_HEALTH_CHECK_ACTIVE_CONNECTIO
   expect(await client.healthCheck()).toBe('SERVING');
 });
 
-it('waits for Redis at start-up, retrying with backoff', async () => {
+it('waits for Redis at start-up, retrying with backoff, logging the wait once', async () => {
   // The service gets Redis's address before Redis runs, so this port is picked in advance.
   const port = await unusedPort();
   const service = await ServiceProcess.start({
@@ -148,19 +148,23 @@ it('waits for Redis at start-up, retrying with backoff', async () => {
       REDIS_URL: `127.0.0.1:${port}`,
       REDIS_STARTUP_INITIAL_INTERVAL: '100ms',
       REDIS_STARTUP_MAX_INTERVAL: '200ms',
+      LOG_LEVEL: 'debug',
     },
     waitFor: 'nothing',
   });
   cleanup(() => service.stop());
-  await eventually(() => service.logs.includes('cannot connect to redis yet, retrying'), {
-    what: 'a retry',
-  });
+  const retries = (): string[] =>
+    service.logs.split('\n').filter((l) => l.includes('msg="cannot connect to redis yet'));
+  await eventually(() => retries().length >= 3, { what: 'three retries' });
   const redis = await RedisServer.start({ port });
   cleanup(() => redis.destroy());
   await eventually(async () => (await fetch(service.url('/healthcheck'))).status === 200, {
     what: 'the service to start',
     timeoutMs: 15_000,
   });
+  // Each retry alike is a debug line: the wait is one warning, not one per attempt.
+  expect(retries().filter((l) => l.includes('level=warning'))).toHaveLength(1);
+  expect(service.logs).toMatch(/level=info msg="connected to redis"/);
 });
 
 it('gives up after REDIS_STARTUP_MAX_ELAPSED_TIME and exits non-zero', async () => {

@@ -6,6 +6,7 @@ import { makeCertificates, type Certificates } from '../helpers/certs';
 import { collectCleanups } from '../helpers/cleanups';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
+import { loggedPorts } from '../helpers/ports';
 import { ServiceProcess } from '../helpers/service-process';
 import { SimProcess } from '../helpers/sim-process';
 
@@ -190,6 +191,60 @@ describe('with a plaintext management server', () => {
 });
 
 describe('start-up', () => {
+  // The reference waits for its first configuration, its xDS client retrying the connection
+  // (envoyproxy/ratelimit: src/provider/xds_grpc_sotw_provider.go, initXdsClient and
+  // getGrpcConnection; src/service/ratelimit.go, NewService blocks on the first update unless
+  // forceStart; src/service_cmd/runner/runner.go opens the listeners after it).
+  it('started before its management server, waits and retries, then serves what it sends', async () => {
+    const dir = configDir({ 'a.yaml': domainFile('a', 2) });
+    const sim = await SimProcess.start(dir);
+    cleanup(() => sim.kill());
+    await sim.kill();
+    const service = await ServiceProcess.start({
+      env: {
+        BACKEND_TYPE: 'memory',
+        CONFIG_TYPE: 'GRPC_XDS_SOTW',
+        CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${sim.port}`,
+        CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: '500ms',
+        LOG_LEVEL: 'debug',
+      },
+      waitFor: 'nothing',
+    });
+    cleanup(() => service.stop());
+    // For five seconds, retrying: alive, not listening (not ready), never exited.
+    const startedAt = Date.now();
+    await eventually(
+      () => {
+        const { exitCode, signalCode } = service.child;
+        if (exitCode !== null || signalCode !== null)
+          throw new Error(`exited with ${String(exitCode ?? signalCode)}`);
+        expect(loggedPorts(service.logs).http).toBeUndefined();
+        return Date.now() - startedAt >= 5000;
+      },
+      { what: 'five seconds of waiting', timeoutMs: 10_000, intervalMs: 200 },
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n--- service output ---\n${service.logs}`);
+    });
+    await sim.restart();
+    await eventually(
+      async () => (await fetch(service.url('/healthcheck')).catch(() => undefined))?.status === 200,
+      { what: 'ready once the management server is up', timeoutMs: 15_000 },
+    );
+    const client = new RlsClient(`127.0.0.1:${service.ports.grpc}`);
+    cleanup(() => {
+      client.close();
+    });
+    expect(await limitOf(client, 'a')).toBe(2);
+    // Each retry alike is a debug line; the loss was one warning, the recovery one info line.
+    const lines = service.logs.split('\n');
+    const ended = lines.filter((l) => l.includes('msg="the xDS stream ended; reconnecting"'));
+    expect(ended.filter((l) => l.includes('level=warning'))).toHaveLength(1);
+    expect(ended.filter((l) => l.includes('level=debug')).length).toBeGreaterThanOrEqual(3);
+    expect(
+      lines.filter((l) => l.includes('msg="connected to the xDS management server"')),
+    ).toHaveLength(1);
+  });
+
   it('starts without configuration when told to, unhealthy until the server answers', async () => {
     const dir = configDir({ 'a.yaml': domainFile('a', 2) });
     const sim = await SimProcess.start(dir);
@@ -265,12 +320,17 @@ describe('over TLS', () => {
     const sim = await tlsSim(8, true);
     const untrusted = await startService(
       sim,
-      { ...tlsEnv(certs.otherCaCert), FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' },
+      // Each retry alike is logged at debug.
+      {
+        ...tlsEnv(certs.otherCaCert),
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+        LOG_LEVEL: 'debug',
+      },
       'listening',
     );
     const anonymous = await startService(
       sim,
-      { ...tlsEnv(certs.caCert), FORCE_START_WITHOUT_INITIAL_CONFIG: 'true' },
+      { ...tlsEnv(certs.caCert), FORCE_START_WITHOUT_INITIAL_CONFIG: 'true', LOG_LEVEL: 'debug' },
       'listening',
     );
     for (const { service } of [untrusted, anonymous]) {

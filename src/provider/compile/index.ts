@@ -8,4 +8,9 @@ export {
   type CompileJob,
   type ConfigCompiler,
 } from './compiler';
-export { COMPILE_SCRIPT, ProcessCompiler, serviceCompiler } from './process-compiler';
+export {
+  COMPILE_SCRIPT,
+  CompileTimeout,
+  ProcessCompiler,
+  serviceCompiler,
+} from './process-compiler';

@@ -33,6 +33,23 @@ function inputOf(job: CompileJob, options: CompileOptions): CompileInput {
 }
 
 /**
+ * The compile process answered nothing for CONFIG_COMPILE_TIMEOUT and was stopped; the
+ * configuration in service is left as it was.
+ */
+export class CompileTimeout extends Error {
+  constructor(timeoutMs: number) {
+    super(
+      `the compile process did not answer within ${formatMs(timeoutMs)} (CONFIG_COMPILE_TIMEOUT) and was stopped`,
+    );
+    this.name = 'CompileTimeout';
+  }
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/**
  * One child process per compile, ended when it is done. A process rather than a worker thread:
  * a worker shares the V8 platform's helper threads with the service, and while it collected
  * the garbage of a large parse the service's own collections waited for them (answers stalled
@@ -42,7 +59,15 @@ function inputOf(job: CompileJob, options: CompileOptions): CompileInput {
  * requests are answered between parts.
  */
 export class ProcessCompiler implements ConfigCompiler {
-  constructor(private readonly script: string = COMPILE_SCRIPT) {}
+  /**
+   * @param timeoutMs How long the child may take to answer each message (the job, then each
+   *   part asked for) before it is killed and the compile rejects with CompileTimeout; 0 waits
+   *   for ever. Only the child's silence counts, not the time this thread spends building.
+   */
+  constructor(
+    private readonly script: string = COMPILE_SCRIPT,
+    private readonly timeoutMs = 0,
+  ) {}
 
   compile(job: CompileJob, options: CompileOptions): Promise<LoadOutcome> {
     // No flags of the service's own (a --require, a debugger port) go to the child.
@@ -53,18 +78,25 @@ export class ProcessCompiler implements ConfigCompiler {
     });
     return new Promise<LoadOutcome>((resolve, reject) => {
       let isSettled = false;
+      let watchdog: NodeJS.Timeout | undefined;
       const settle = (outcome: LoadOutcome | Error): void => {
         if (isSettled) return;
         isSettled = true;
+        clearTimeout(watchdog);
         end(child);
         if (outcome instanceof Error) reject(outcome);
         else resolve(outcome);
       };
       const ask = (message: ToCompiler): void => {
         child.send(message);
+        if (this.timeoutMs > 0)
+          watchdog = setTimeout(() => {
+            settle(new CompileTimeout(this.timeoutMs));
+          }, this.timeoutMs);
       };
       const receiver = new Receiver(options, ask);
       child.on('message', (message: FromCompiler) => {
+        clearTimeout(watchdog);
         try {
           const outcome = receiver.receive(message);
           if (outcome !== undefined) settle(outcome);
@@ -129,8 +161,11 @@ class Receiver {
 /**
  * The service's compiler: in a child process, so that loading a large configuration never
  * holds up answers. The child runs the built script; run from sources (a test runner that
- * compiles TypeScript as it loads it) there is none, and the same code runs on this thread.
+ * compiles TypeScript as it loads it) there is none, and the same code runs on this thread,
+ * where a hung compile cannot be stopped (`timeoutMs` applies to the child alone).
  */
-export function serviceCompiler(): ConfigCompiler {
-  return existsSync(COMPILE_SCRIPT) ? new ProcessCompiler() : new InThreadCompiler();
+export function serviceCompiler(timeoutMs = 0): ConfigCompiler {
+  return existsSync(COMPILE_SCRIPT)
+    ? new ProcessCompiler(COMPILE_SCRIPT, timeoutMs)
+    : new InThreadCompiler();
 }

@@ -1,9 +1,10 @@
 // The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources.
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import type { CompileOptions, LoadOutcome } from '../../config';
+import type { CompileOptions, ConfigError, LoadOutcome } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import { StateLog } from '../../lib/state-log';
 import { loadApi } from '../../lib/proto';
 import { toStruct } from '../../lib/struct';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
@@ -32,6 +33,11 @@ interface DiscoveryResponse {
 }
 
 type AdsCall = grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+/** A response waiting to be compiled, and the stream it came on. */
+interface PendingResponse {
+  readonly call: AdsCall;
+  readonly response: DiscoveryResponse;
+}
 interface AdsClient extends grpc.Client {
   StreamAggregatedResources(metadata: grpc.Metadata): AdsCall;
 }
@@ -101,19 +107,31 @@ export function xdsNode(settings: XdsSourceSettings): unknown {
  * or NACKed with the last good version and every problem when it does not, the previous
  * snapshot serving on. Any end of the stream reconnects after a backoff, and the first
  * request of a new stream carries the last accepted version.
+ *
+ * Responses that arrive while one compiles are coalesced: only the newest is compiled next,
+ * and its ACK or NACK, carrying its nonce, answers the ones it superseded (a management server
+ * such as go-control-plane ignores a request whose nonce is not the newest it sent). One that
+ * finished compiling after a newer one arrived is applied if it compiled, without a request
+ * of its own. Responses of a stream that has ended are dropped.
  */
 export class XdsConfigProvider implements ConfigProvider {
   private readonly client: AdsClient;
   private readonly metadata: grpc.Metadata;
   private readonly delays: ReconnectDelays;
+  private readonly streamState: StateLog;
   private listener: ConfigListener | undefined;
   private call: AdsCall | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private lastAcceptedVersion = '';
   private isStopped = false;
   private readonly compiler: ConfigCompiler;
-  /** Updates are compiled one after the other, each ACKed or NACKed in the order received. */
-  private applying: Promise<void> = Promise.resolve();
+  /**
+   * Per type URL, the newest response of the current stream not yet compiled. A newer one of
+   * its type replaces it, and a response of a stream that has ended is dropped, so at most one
+   * per type waits while one compiles.
+   */
+  private readonly pending = new Map<string, PendingResponse>();
+  private isApplying = false;
 
   constructor(private readonly options: XdsProviderOptions) {
     this.compiler = options.compiler ?? new InThreadCompiler();
@@ -131,6 +149,7 @@ export class XdsConfigProvider implements ConfigProvider {
     this.metadata = new grpc.Metadata();
     for (const [key, value] of Object.entries(settings.additionalHeaders))
       this.metadata.add(key.toLowerCase(), value);
+    this.streamState = new StateLog(options.logger);
     this.delays = new ReconnectDelays(
       settings.backoff,
       settings.connectRetryIntervalMs,
@@ -160,6 +179,8 @@ export class XdsConfigProvider implements ConfigProvider {
     call.on('status', (status: grpc.StatusObject) => {
       if (this.call !== call) return;
       this.call = undefined;
+      // What this stream sent and is not compiled yet will never be answered.
+      this.pending.clear();
       this.scheduleReconnect(status);
     });
     call.write({
@@ -174,39 +195,96 @@ export class XdsConfigProvider implements ConfigProvider {
   private scheduleReconnect(status: grpc.StatusObject): void {
     if (this.isStopped) return;
     const delayMs = this.delays.next();
-    this.options.logger.warn('the xDS stream ended; reconnecting', {
-      server: this.options.settings.serverUrl,
-      status: grpc.status[status.code],
-      details: status.details,
-      retryInMs: Math.round(delayMs),
-    });
+    // A warning when the stream is lost or fails for a new reason; each retry alike is debug.
+    this.streamState.failed(
+      'the xDS stream ended; reconnecting',
+      `${grpc.status[status.code]} ${status.details}`,
+      {
+        server: this.options.settings.serverUrl,
+        status: grpc.status[status.code],
+        details: status.details,
+        retryInMs: Math.round(delayMs),
+      },
+    );
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.openStream();
     }, delayMs);
-    this.retryTimer.unref();
+    // Until the server has answered once, nothing else may keep the process alive: a service
+    // waiting for its first configuration keeps retrying instead of exiting.
+    if (this.delays.hasServerAnswered) this.retryTimer.unref();
   }
 
   private onResponse(call: AdsCall, response: DiscoveryResponse): void {
-    const listener = this.listener;
-    if (listener === undefined) return;
-    if (!this.delays.hasServerAnswered)
-      this.options.logger.info('connected to the xDS management server');
+    if (this.listener === undefined) return;
+    const server = this.options.settings.serverUrl;
+    const hasRecovered = this.streamState.succeeded('connected to the xDS management server', {
+      server,
+    });
+    if (!hasRecovered && !this.delays.hasServerAnswered)
+      this.options.logger.info('connected to the xDS management server', { server });
     this.delays.onMessage();
-    const version = response.versionInfo ?? '';
-    const nonce = response.nonce ?? '';
-    // Compiling and the listener run after grpc-js's stream event, one update at a time, so
-    // that updates are answered in the order they came; anything they throw refuses the update.
-    this.applying = this.applying.then(() =>
-      this.apply(call, listener, response).catch((err: unknown) => {
-        const reason = `the update could not be applied: ${describeError(err)}`;
-        this.options.logger.error('refused an xDS update (NACK)', { version, error: reason });
-        this.nack(call, nonce, reason);
-      }),
-    );
+    const typeUrl = response.typeUrl ?? '';
+    const superseded = this.pending.get(typeUrl);
+    if (superseded !== undefined)
+      this.options.logger.debug('an xDS update was superseded before it was compiled', {
+        version: superseded.response.versionInfo ?? '',
+        by: response.versionInfo ?? '',
+      });
+    // Deleted first so that the newest goes last in the map's order.
+    this.pending.delete(typeUrl);
+    this.pending.set(typeUrl, { call, response });
+    if (!this.isApplying) void this.applyPending();
   }
 
-  /** Compiles the resources; ACKs and hands the snapshot on, or NACKs with every problem. */
+  /**
+   * Compiles the pending response, and the newest that arrived meanwhile, until none is left.
+   * Compiling and the listener run after grpc-js's stream event; anything they throw refuses
+   * the update.
+   */
+  private async applyPending(): Promise<void> {
+    const listener = this.listener;
+    if (listener === undefined) return;
+    this.isApplying = true;
+    try {
+      for (let next = this.takePending(); next !== undefined; next = this.takePending()) {
+        const { call, response } = next;
+        await this.apply(call, listener, response).catch((err: unknown) => {
+          const reason = `the update could not be applied: ${describeError(err)}`;
+          this.options.logger.error('refused an xDS update (NACK)', {
+            version: response.versionInfo ?? '',
+            error: reason,
+          });
+          if (!this.isSuperseded(call, response)) this.nack(call, response.nonce ?? '', reason);
+        });
+      }
+    } finally {
+      this.isApplying = false;
+    }
+  }
+
+  /** The oldest pending response, dropping those whose stream has ended. */
+  private takePending(): PendingResponse | undefined {
+    for (const [typeUrl, next] of this.pending) {
+      this.pending.delete(typeUrl);
+      if (this.call === next.call) return next;
+      this.options.logger.debug('dropped an xDS update of a stream that has ended', {
+        version: next.response.versionInfo ?? '',
+      });
+    }
+    return undefined;
+  }
+
+  /** A newer response of the same type and stream waits: it answers for this one. */
+  private isSuperseded(call: AdsCall, response: DiscoveryResponse): boolean {
+    return this.pending.get(response.typeUrl ?? '')?.call === call;
+  }
+
+  /**
+   * Compiles the resources; ACKs and hands the snapshot on, or NACKs with every problem. A
+   * response superseded meanwhile gets no request of its own, and one whose stream has ended
+   * is not applied: the next stream sends the whole set again.
+   */
   private async apply(
     call: AdsCall,
     listener: ConfigListener,
@@ -229,13 +307,13 @@ export class XdsConfigProvider implements ConfigProvider {
       this.options.compile,
     );
     if (this.isStopped) return;
+    if (this.call !== call) {
+      this.options.logger.debug('dropped an xDS update of a stream that has ended', { version });
+      return;
+    }
+    const isSuperseded = this.isSuperseded(call, response);
     if (!outcome.ok) {
-      listener.onRejected(outcome.errors);
-      this.nack(call, nonce, outcome.errors.map((e) => e.message).join('; '));
-      this.options.logger.warn('refused an xDS update (NACK)', {
-        version,
-        lastAccepted: this.lastAcceptedVersion,
-      });
+      this.refuse(call, listener, response, outcome.errors, isSuperseded);
       return;
     }
     listener.onSnapshot(outcome.snapshot, {
@@ -244,15 +322,44 @@ export class XdsConfigProvider implements ConfigProvider {
       version,
     });
     this.lastAcceptedVersion = version;
-    this.write(call, {
-      versionInfo: version,
-      resourceNames: [],
-      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
-      responseNonce: nonce,
-    });
-    this.options.logger.info('accepted an xDS update (ACK)', {
+    if (!isSuperseded)
+      this.write(call, {
+        versionInfo: version,
+        resourceNames: [],
+        typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+        responseNonce: nonce,
+      });
+    this.options.logger.info(
+      isSuperseded ? 'applied an xDS update superseded meanwhile' : 'accepted an xDS update (ACK)',
+      {
+        version,
+        domains: outcome.snapshot.domains.join(','),
+      },
+    );
+  }
+
+  /** NACKs with every problem; one superseded meanwhile is only logged, the newer answers. */
+  private refuse(
+    call: AdsCall,
+    listener: ConfigListener,
+    response: DiscoveryResponse,
+    errors: readonly ConfigError[],
+    isSuperseded: boolean,
+  ): void {
+    const version = response.versionInfo ?? '';
+    const reasons = errors.map((e) => e.message).join('; ');
+    if (isSuperseded) {
+      this.options.logger.warn('an xDS update that was superseded meanwhile was refused', {
+        version,
+        error: reasons,
+      });
+      return;
+    }
+    listener.onRejected(errors);
+    this.nack(call, response.nonce ?? '', reasons);
+    this.options.logger.warn('refused an xDS update (NACK)', {
       version,
-      domains: outcome.snapshot.domains.join(','),
+      lastAccepted: this.lastAcceptedVersion,
     });
   }
 
@@ -273,6 +380,7 @@ export class XdsConfigProvider implements ConfigProvider {
 
   stop(): Promise<void> {
     this.isStopped = true;
+    this.pending.clear();
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     const call = this.call;
     this.call = undefined;

@@ -9,6 +9,8 @@ export interface StatsdTransportOptions {
   readonly protocol: 'udp' | 'tcp';
   /** Called when sending fails; statistics never fail the service. */
   readonly onError: (err: Error) => void;
+  /** Called when a TCP connection opens, or a UDP datagram is handed on without error. */
+  readonly onSent?: () => void;
 }
 
 /** 1432 bytes keeps a UDP datagram inside a 1500-byte Ethernet frame. */
@@ -36,6 +38,7 @@ class UdpWire implements Wire {
     return new Promise((resolve) => {
       socket.send(batch, this.options.port, this.options.host, (err) => {
         if (err !== null) this.options.onError(err);
+        else this.options.onSent?.();
         resolve();
       });
     });
@@ -63,6 +66,9 @@ class TcpWire implements Wire {
     socket.setKeepAlive(true);
     socket.unref();
     socket.on('error', this.options.onError);
+    socket.on('connect', () => {
+      this.options.onSent?.();
+    });
     socket.on('close', () => {
       if (this.socket === socket) this.socket = undefined;
     });

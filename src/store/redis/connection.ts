@@ -4,6 +4,7 @@ import { backOff } from 'exponential-backoff';
 import { Cluster, Redis } from 'ioredis';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
+import { StateLog } from '../../lib/state-log';
 import { maskCredentialsInUrl } from '../../lib/mask';
 import type { RedisInstanceSettings } from '../../settings';
 import { createCluster } from './cluster';
@@ -126,6 +127,35 @@ function explain(err: unknown, instance: RedisInstanceSettings): string {
 }
 
 /**
+ * Decides after each failed first attempt whether to try again, until maxElapsedMs passes: a
+ * warning at the first failure and at a new reason, each retry alike a debug line.
+ */
+function retryUntilGivenUp(
+  instance: RedisInstanceSettings,
+  startup: StartupBackoff,
+  logger: Logger,
+  disconnect: () => void,
+): (err: unknown, attempt: number) => boolean {
+  // The waits between attempts are real timers, so the time they add up to is measured on
+  // the monotonic clock they run on: an injected test clock stands still meanwhile, and the
+  // wall clock may be stepped.
+  const startedAt = performance.now();
+  const target = describeInstance(instance);
+  const attempts = new StateLog(logger);
+  return (err, attempt) => {
+    const elapsed = performance.now() - startedAt;
+    const error = explain(err, instance);
+    if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
+      logger.error('giving up connecting to redis', { target, attempts: attempt - 1, error });
+      return false;
+    }
+    attempts.failed('cannot connect to redis yet, retrying', error, { target, attempt, error });
+    disconnect();
+    return true;
+  };
+}
+
+/**
  * Opens the first connection, retrying with exponential backoff until it succeeds or
  * maxElapsedMs passes; afterwards the client reconnects on its own, for ever. Credentials
  * from `source` are fetched before every attempt.
@@ -138,10 +168,6 @@ export async function connectWithBackoff(
   logger: Logger,
 ): Promise<void> {
   const { client } = handle;
-  // The waits between attempts are real timers, so the time they add up to is measured on
-  // the monotonic clock they run on: an injected test clock stands still meanwhile, and the
-  // wall clock may be stepped.
-  const startedAt = performance.now();
   const target = describeInstance(instance);
   // connect() rejects with a bare "Connection is closed."; the cause arrives as an 'error' event
   // (a cluster's as 'node error'; on later attempts sometimes not at all, so the last one seen
@@ -168,17 +194,9 @@ export async function connectWithBackoff(
         numOfAttempts: Number.MAX_SAFE_INTEGER,
         timeMultiple: 2,
         jitter: 'none',
-        retry: (err: unknown, attempt: number) => {
-          const elapsed = performance.now() - startedAt;
-          const error = explain(err, instance);
-          if (startup.maxElapsedMs > 0 && elapsed >= startup.maxElapsedMs) {
-            logger.error('giving up connecting to redis', { target, attempts: attempt - 1, error });
-            return false;
-          }
-          logger.warn('cannot connect to redis yet, retrying', { target, attempt, error });
+        retry: retryUntilGivenUp(instance, startup, logger, () => {
           client.disconnect();
-          return true;
-        },
+        }),
       },
     );
   } catch (err: unknown) {

@@ -1,8 +1,11 @@
 // The statsd transport: TCP lines, a new connection after the collector drops one, DogStatsD tags.
 import net from 'node:net';
 import { StatsdTransport } from '../../../src/stats/sinks/statsd-client';
-import { DogStatsdSink } from '../../../src/stats';
+import { MemoryLogger } from '../../../src/lib/logger';
+import { loadSettings } from '../../../src/settings';
+import { createSinks, DogStatsdSink, StatsStore } from '../../../src/stats';
 import { eventually } from '../../helpers/eventually';
+import { unusedPort } from '../../helpers/ports';
 import { StatsdCapture } from '../../helpers/statsd-capture';
 
 /** A TCP collector that keeps its connections, so a test can drop them. */
@@ -87,6 +90,43 @@ describe('StatsdTransport over TCP', () => {
     await eventually(() => errors.length > 0, { what: 'the connection error' });
     expect(errors[0]?.message).toMatch(/ECONNREFUSED/);
     await transport.close();
+  });
+});
+
+describe('sending to a statsd that is not up yet', () => {
+  it('warns once while it is away, each failure alike at debug, and says once when it answers', async () => {
+    const port = await unusedPort();
+    const logger = new MemoryLogger();
+    const settings = loadSettings({
+      USE_STATSD: 'true',
+      STATSD_PROTOCOL: 'tcp',
+      STATSD_HOST: '127.0.0.1',
+      STATSD_PORT: String(port),
+    }).stats.sinks;
+    const [sink] = createSinks(settings, { store: new StatsStore(), extraTags: {}, logger });
+    const failures = (): typeof logger.lines =>
+      logger.lines.filter((l) => l.message.startsWith('cannot send statistics to statsd'));
+    try {
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        sink!.counter('early', 1);
+        await sink!.flush();
+        await eventually(() => failures().length === attempt, { what: `failure ${attempt}` });
+      }
+      expect(failures().map((l) => l.level)).toEqual(['warning', 'debug', 'debug']);
+      const capture = await StatsdCapture.tcp(port);
+      try {
+        sink!.counter('late', 1);
+        await sink!.flush();
+        await eventually(() => capture.lines.includes('late:1|c'), { what: 'a line to arrive' });
+        expect(logger.lines.filter((l) => l.level === 'info')).toEqual([
+          expect.objectContaining({ message: 'sending statistics to statsd again' }),
+        ]);
+      } finally {
+        await capture.close();
+      }
+    } finally {
+      await sink!.close();
+    }
   });
 });
 
