@@ -96,7 +96,7 @@ describe('examples/envoy', () => {
       broken.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0];
     brokenFilter.typed_config.timeout = 250;
     const backendHcm =
-      broken.static_resources.listeners[1].filter_chains[0].filters[0].typed_config;
+      broken.static_resources.listeners[2].filter_chains[0].filters[0].typed_config;
     backendHcm['@type'] = `${HCM}x`;
     const strict = new ProtoJsonChecker(root);
     strict.message(root.lookupType('envoy.config.bootstrap.v3.Bootstrap'), broken, 'envoy.yaml');
@@ -126,7 +126,8 @@ describe('examples/envoy', () => {
     expect(ratelimit.build.dockerfile).toBe('deploy/Dockerfile');
     const grpcPort = Number(ratelimit.environment.GRPC_PORT ?? 8081);
     expect(socket.port_value).toBe(grpcPort);
-    expect(ratelimit.ports).toContain(`${grpcPort}:${grpcPort}`);
+    // Envoy reaches it over the compose network: the gRPC port is not published on the host.
+    expect((ratelimit.ports as string[]).filter((p) => p.endsWith(`:${grpcPort}`))).toEqual([]);
     // failure_mode_deny is set explicitly (and explained in envoy.yaml and the README).
     expect(filter.failure_mode_deny).toBe(false);
     expect(readFileSync(path.join(EXAMPLE, 'envoy.yaml'), 'utf8')).toMatch(
@@ -172,18 +173,25 @@ describe('examples/envoy', () => {
         expect.stringMatching(/^[^:]+:v?\d+\.\d+\.\d+/),
       ]);
 
-    // Envoy runs this envoy.yaml and publishes its listener and admin ports.
+    // Envoy runs this envoy.yaml and publishes, on the host's loopback, its front listener and
+    // the listener of its statistics; the admin interface stays inside the container.
     const envoyService = services.envoy!;
     const command = envoyService.command as string[];
     const configPath = command[command.indexOf('-c') + 1]!;
     expect(envoyService.volumes).toContain(`./envoy.yaml:${configPath}:ro`);
-    const listenerPort = envoy.static_resources.listeners[0].address.socket_address
-      .port_value as number;
-    const adminPort = envoy.admin.address.socket_address.port_value as number;
+    const listenerPort = (name: string): number =>
+      (envoy.static_resources.listeners as Obj[]).find((l) => l.name === name)!.address
+        .socket_address.port_value as number;
     expect(envoyService.ports).toEqual([
-      `${listenerPort}:${listenerPort}`,
-      `${adminPort}:${adminPort}`,
+      `127.0.0.1:${listenerPort('front')}:${listenerPort('front')}`,
+      `127.0.0.1:${listenerPort('stats')}:${listenerPort('stats')}`,
     ]);
+    expect(envoy.admin.address.socket_address.address).toBe('127.0.0.1');
+    // The service's debug listener, which the README's commands read, on loopback too.
+    const debugPort = Number(
+      (services.ratelimit!.environment as Record<string, string>).DEBUG_PORT ?? 6070,
+    );
+    expect(services.ratelimit!.ports).toEqual([`127.0.0.1:${debugPort}:${debugPort}`]);
 
     // The service reads the checked rule directory, counts in the redis service and sends
     // statistics to the exporter's statsd port.

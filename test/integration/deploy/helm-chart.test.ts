@@ -42,7 +42,7 @@ const MATRIX: { name: string; files: string[] }[] = [
 
 const ran = new Set<string>();
 
-/** Runs helm; a machine without it fails these tests naming helm (.ci/run fetches it). */
+/** Runs helm; a machine without it fails these tests naming helm (scripts/get-helm.sh gets it). */
 function helm(args: string[]): { status: number | null; output: string; stdout: string } {
   const run = runProgram('helm', args, { timeout: 60_000 });
   return { status: run.status, output: `${run.stdout}${run.stderr}`, stdout: run.stdout };

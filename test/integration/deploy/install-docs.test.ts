@@ -67,8 +67,20 @@ describe('README install sections', () => {
     expect([...modes].sort()).toEqual(['redis cluster', 'redis sentinel', 'redis single', 'xds']);
   });
 
-  test('Run with Kustomize: the base and both overlays', () => {
-    const dirs = commands(section(README, 'Run with Kustomize')).map((w) => {
+  test('Run with Kustomize: the image built and pushed, then the base and both overlays', () => {
+    const [build, push, ...applies] = commands(section(README, 'Run with Kustomize'));
+    // The image is built and pushed first, under the name the base's `images:` entry renames.
+    const base = readYamlFile(
+      path.join(ROOT, 'deploy', 'kubernetes', 'base', 'kustomization.yaml'),
+    );
+    const [image] = base.images as { name: string; newTag: string }[];
+    const tag = build?.[build.indexOf('-t') + 1] ?? '';
+    expect(build?.slice(0, 4)).toEqual(['docker', 'build', '-f', 'deploy/Dockerfile']);
+    expect(build?.at(-1)).toBe('.');
+    expect(tag).toMatch(new RegExp(`/${image!.name}:${image!.newTag}$`));
+    expect(image!.newTag).toBe(VERSION);
+    expect(push).toEqual(['docker', 'push', tag]);
+    const dirs = applies.map((w) => {
       expect(w.slice(0, 3)).toEqual(['kubectl', 'apply', '-k']);
       return w[3]!;
     });

@@ -1,7 +1,9 @@
 // deploy/kubernetes rendered by `kubectl kustomize` and validated against the Kubernetes schemas.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { parse } from 'yaml';
 import { PACKAGE, ROOT } from '../../helpers/deploy/chart';
 import { configCheckDirectory } from '../../helpers/deploy/config-check';
@@ -17,6 +19,8 @@ import {
 import { expectServiceInstall } from '../../helpers/deploy/service-manifests';
 import { restrictedProblems } from '../../helpers/deploy/pod-security';
 import { runProgram } from '../../helpers/programs';
+import { killAndWait, spawnServer } from '../../helpers/child-process';
+import { eventually } from '../../helpers/eventually';
 
 const KUSTOMIZE_DIR = path.join(ROOT, 'deploy', 'kubernetes');
 const VERSION = PACKAGE.version;
@@ -45,6 +49,14 @@ function renderInstall(dir: string): {
     image: IMAGE,
   });
   return { objects, env: envOf(c) };
+}
+
+/** A Kubernetes memory quantity (Ki, Mi, Gi or plain bytes) in bytes. */
+function bytesOf(quantity: string): number {
+  const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity);
+  if (match === null) throw new Error(`a memory quantity this test does not read: ${quantity}`);
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 }[match[2] ?? ''] ?? 1;
+  return Number(match[1]) * unit;
 }
 
 /** The TCP port a Service named `name` offers (its only port, or the named one). */
@@ -76,6 +88,43 @@ describe('Kustomize (deploy/kubernetes)', () => {
     expect(Object.keys(data).sort()).toEqual(readdirSync(rulesDir).sort());
     const check = configCheckDirectory(rulesDir);
     expect([check.status, check.output]).toEqual([0, expect.stringContaining('example')]);
+  });
+
+  test("base: Redis keeps its data below the container's memory limit, evicting by expiry", async () => {
+    const redis = container(findObject(kustomize('base'), 'Deployment', 'redis'), 'redis');
+    const limit = bytesOf(redis.resources?.limits?.memory ?? '');
+    // redis-server itself reads the manifest's arguments, on a socket of this test's own.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rl-kustomize-redis-'));
+    const socket = path.join(dir, 'redis.sock');
+    const server = await spawnServer('redis-server', [
+      ...(redis.args ?? []),
+      '--port',
+      '0',
+      '--unixsocket',
+      socket,
+      '--dir',
+      dir,
+    ]);
+    const client = new Redis({ path: socket, lazyConnect: true, maxRetriesPerRequest: 0 });
+    client.on('error', () => undefined);
+    try {
+      await eventually(async () => client.ping(), {
+        what: `redis-server with the base's arguments:\n${server.output()}`,
+      });
+      const config = async (name: string): Promise<string> =>
+        (await client.config('GET', name))[1] ?? '';
+      const maxmemory = Number(await config('maxmemory'));
+      // Redis's own buffers, fragmentation and the copy-on-write of a fork come on top of
+      // maxmemory: a quarter of the limit, at least 32 MiB, is left for them.
+      expect(maxmemory).toBeGreaterThan(0);
+      expect(maxmemory).toBeLessThanOrEqual(Math.min(limit * 0.8, limit - 32 * 2 ** 20));
+      // Every counter has an expiry: the one nearest it goes first, as in the memory backend.
+      expect(await config('maxmemory-policy')).toBe('volatile-ttl');
+    } finally {
+      client.disconnect();
+      await killAndWait(server.child);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('overlays/xds: configuration over ADS from the management server beside it', () => {

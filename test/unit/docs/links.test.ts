@@ -1,5 +1,5 @@
 // Every link between the repository's documents points at a file that exists and, with an
-// anchor, at a heading that file has; and the README stays a front page.
+// anchor, at a heading that file has; the README stays a front page and lists the documents.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -55,4 +55,15 @@ it('keeps the README a front page: contents first, under 600 lines, none over 20
   expect(lines.filter((l) => l.length > 200)).toEqual([]);
   const headings = lines.filter((l) => l.startsWith('## '));
   expect(headings.slice(0, 3)).toEqual(['## Contents', '## Set-up', '## Try it']);
+});
+
+it("lists every operator's document of docs/ in the README's Documentation section", () => {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const listed = new Set(links(readme.slice(readme.indexOf('\n## Documentation\n'))));
+  // The logs are linked from their reports; the style guide is for contributors.
+  const notForOperators = new Set(['performance-log.md', 'reliability-log.md', 'style.md']);
+  const unlisted = readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md') && !notForOperators.has(f))
+    .filter((f) => !listed.has(`docs/${f}`));
+  expect(unlisted).toEqual([]);
 });

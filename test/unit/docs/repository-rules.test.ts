@@ -1,6 +1,6 @@
 // What the repository promises a newcomer, checked over its own files: the documents it cites
-// are its own, no tracker outside it is referred to, the performance report stays a report, the
-// choices a newcomer would question have their records, and the engine has one decision path.
+// are its own, no tracker outside it is referred to, the performance and reliability reports stay
+// reports, the choices a newcomer would question have their records, and the engine has one decision path.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
@@ -47,6 +47,20 @@ it('refers to no issue of a tracker the repository does not contain', () => {
 
 it('keeps docs/performance.md a report of under 400 lines', () => {
   expect(read('docs/performance.md').split('\n').length).toBeLessThan(400);
+});
+
+it('keeps docs/reliability.md a report: one run per section, the history in the log', () => {
+  const report = read('docs/reliability.md');
+  // A section (## or ###) reports its latest run; earlier runs go to docs/reliability-log.md.
+  const runsPerSection = report
+    .split(/^#{2,3} /m)
+    .map((section) => ({
+      section: section.split('\n')[0],
+      runs: (section.match(/^\*\*(Earlier )?figures\b/gim) ?? []).length,
+    }))
+    .filter(({ runs }) => runs > 1);
+  expect(runsPerSection).toEqual([]);
+  expect(report).toContain('](reliability-log.md');
 });
 
 it('has a decision record for each choice a newcomer would question', () => {

@@ -22,7 +22,7 @@
 - name: FORCE_START_WITHOUT_INITIAL_CONFIG
   value: {{ .Values.config.forceStartWithoutInitialConfig | quote }}
 - name: HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED
-  value: {{ .Values.config.healthyWithAtLeastOneConfigLoaded | quote }}
+  value: {{ include "ratelimit.requireConfig" . | quote }}
 {{- if eq .Values.config.type "xds" }}
 {{- include "ratelimit.env.xds" . | trim | nindent 0 }}
 {{- else }}

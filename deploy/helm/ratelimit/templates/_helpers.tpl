@@ -52,6 +52,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/* Where the rule files are mounted: RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY. */}}
+{{- /*
+HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED as written: config.healthyWithAtLeastOneConfigLoaded when
+there is a configuration to wait for (rule files, an existing ConfigMap, or xDS), else false: a
+file-mode install with no rules would otherwise never become Ready.
+*/ -}}
+{{- define "ratelimit.requireConfig" -}}
+{{- $rules := or (ne .Values.config.type "file") .Values.rules.files .Values.rules.existingConfigMap -}}
+{{- and .Values.config.healthyWithAtLeastOneConfigLoaded (not (empty $rules)) -}}
+{{- end }}
+
 {{- define "ratelimit.rulesPath" -}}
 {{- clean (printf "%s/%s/%s" .Values.rules.runtimeRoot .Values.rules.runtimeSubdirectory .Values.rules.runtimeAppDirectory) }}
 {{- end }}
