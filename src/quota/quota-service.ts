@@ -9,6 +9,7 @@ import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
 import { QuotaStream, type QuotaStreamSink, type StreamHost } from './quota-stream';
 import { isSamePolicy, QuotaRuleSet, type BucketPairs, type QuotaRule } from './rules';
+import type { RefusedUsage } from './validate';
 
 /** The bounds and timings of the quota service (settings). */
 export interface QuotaLimits {
@@ -36,6 +37,8 @@ export class QuotaService implements StreamHost {
   private readonly buckets = new Map<string, Bucket<QuotaStream>>();
   private readonly streams = new Set<QuotaStream>();
   private readonly dirty = new Set<QuotaStream>();
+  /** Streams whose refused reports were logged (once per stream). */
+  private readonly toldRefusal = new WeakSet<QuotaStream>();
   /** Bucket keys of the pairs a stream's reports name again and again (validate.ts). */
   private readonly keys = new WeakMap<
     BucketPairs,
@@ -179,6 +182,19 @@ export class QuotaService implements StreamHost {
 
   noteInvalid(): void {
     this.options.stats?.invalidReports.inc();
+  }
+
+  noteRefused(stream: QuotaStream, reason: string, usages: readonly RefusedUsage[]): void {
+    this.options.stats?.usagesRefused.add(usages.length);
+    if (this.toldRefusal.has(stream)) return;
+    this.toldRefusal.add(stream);
+    const what = usages.length === 0 ? 'quota stream refused' : 'quota report usages refused';
+    this.options.logger.info(what, {
+      stream: stream.id,
+      peer: stream.peer,
+      reason,
+      ...(usages.length === 0 ? {} : { usages: usages.length }),
+    });
   }
 
   /**
