@@ -7,10 +7,10 @@ import type { AssignedStrategy, BucketAction } from './messages';
 import { QUOTA_UNIT_SECONDS, type BucketPairs, type QuotaRule } from './rules';
 
 /**
- * Reports covering less time than this add up until they cover this much: a rate measured
- * over a fraction of a second is noise (Envoy's report of a bucket made just before its tick).
+ * Reports covering less time than this add up until they cover this much: a rate measured over
+ * a few hundred milliseconds is noise (Envoy's tick just after it made the bucket).
  */
-export const MIN_MEASURED_INTERVAL_MS = 1000;
+export const MIN_MEASURED_INTERVAL_MS = 500;
 /**
  * The default assignment TTL: three reporting intervals of the Envoy it goes to, and at least
  * this. Envoy reports every 5 s and, when its stream breaks, reconnects only at its next tick;
@@ -26,6 +26,15 @@ const REFRESH_AFTER_TTL_PART = 1 / 3;
  * this long for its first periodic report, whatever the TTL.
  */
 export const FIRST_REPORT_GRACE_MS = 600_000;
+
+/**
+ * How long a service that has just started holds Envoys that come with a measured report (they
+ * held an assignment from a service before it, which they may still enforce) to what they were
+ * admitted: until every live Envoy has reported once (Envoy reports every 5 s), a newcomer
+ * cannot know the others' shares, and the whole budget to the first would add to what the
+ * others still hold.
+ */
+export const RESTART_HOLD_MS = 6000;
 
 /** Milliseconds rounded up to whole seconds: Envoy reads only the seconds of a TTL. */
 export function wholeSecondsMs(ms: number): number {
@@ -62,6 +71,8 @@ export interface Watcher<S extends Watching = Watching> {
   pendingMs: number;
   /** The longest time one of its reports covered: its reporting interval, for its TTL. */
   intervalMs: number;
+  /** Just after a start (RESTART_HOLD_MS): what it was admitted a second, its most until then. */
+  heldTo: { readonly perSecond: number; readonly untilMs: number } | undefined;
   /** Its share now, in the rule's unit (whole requests for requests_per_time_unit). */
   target: number;
   sent: Sent | undefined;
@@ -101,6 +112,7 @@ export class Bucket<S extends Watching = Watching> {
     stream: S,
     usage: { timeElapsedMs: number; allowed: number; denied: number },
     nowMs: number,
+    holdUntilMs = 0,
   ): boolean {
     let watcher = this.watchers.get(stream);
     const gapMs = watcher === undefined ? undefined : nowMs - watcher.lastReportMs;
@@ -114,6 +126,7 @@ export class Bucket<S extends Watching = Watching> {
         pendingRequests: 0,
         pendingMs: 0,
         intervalMs: 0,
+        heldTo: undefined,
         target: 0,
         sent: undefined,
       };
@@ -122,6 +135,8 @@ export class Bucket<S extends Watching = Watching> {
     watcher.lastReportMs = nowMs;
     const covered = coveredMs(usage.timeElapsedMs, gapMs);
     if (covered === undefined) return isNew;
+    if (isNew && nowMs < holdUntilMs && covered >= 1000)
+      watcher.heldTo = { perSecond: (usage.allowed * 1000) / covered, untilMs: holdUntilMs };
     watcher.intervalMs = Math.min(MAX_COUNTED_INTERVAL_MS, Math.max(watcher.intervalMs, covered));
     watcher.pendingRequests += usage.allowed + usage.denied;
     watcher.pendingMs += covered;
@@ -168,6 +183,11 @@ export class Bucket<S extends Watching = Watching> {
     const rule = this.rule;
     if (rule === undefined) return;
     this.computeTargets(rule);
+    if (rule.policy.kind === 'budget') {
+      const unitSeconds = QUOTA_UNIT_SECONDS[rule.policy.unit];
+      for (const w of this.watchers.values())
+        if (w.heldTo !== undefined) w.target = Math.min(w.target, w.heldTo.perSecond * unitSeconds);
+    }
     // Most reports move no share past the threshold: nothing is allocated for them.
     let told: Set<Watcher<S>> | undefined;
     let grows = false;
@@ -255,6 +275,8 @@ export class Bucket<S extends Watching = Watching> {
    * report, than FIRST_REPORT_GRACE_MS); returns them.
    */
   expire(nowMs: number): Watcher<S>[] {
+    for (const w of this.watchers.values())
+      if (w.heldTo !== undefined && nowMs >= w.heldTo.untilMs) w.heldTo = undefined;
     const silent = [...this.watchers.values()].filter((w) => {
       const ttlMs = this.ttlMsOf(w);
       return (

@@ -3,7 +3,7 @@
 import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { Bucket, type RemoteClaim } from './bucket';
+import { Bucket, RESTART_HOLD_MS, type RemoteClaim } from './bucket';
 import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
@@ -47,6 +47,8 @@ export class QuotaService implements StreamHost {
   /** Buckets this replica published at the last exchange (withdrawn when they go). */
   private published = new Set<string>();
   private lastExchangeMs = 0;
+  /** Until then, Envoys that come with a measured report are held to what they were admitted. */
+  private readonly holdUntilMs: number;
   private isExchanging = false;
   private isFlushQueued = false;
   private nextStreamId = 1;
@@ -55,6 +57,7 @@ export class QuotaService implements StreamHost {
 
   constructor(private readonly options: QuotaServiceOptions) {
     this.lastExchangeMs = options.clock.nowMs();
+    this.holdUntilMs = this.lastExchangeMs + RESTART_HOLD_MS;
   }
 
   nowMs(): number {
@@ -147,7 +150,7 @@ export class QuotaService implements StreamHost {
         bucket = this.bucketFor(key, domain, usage.bucket);
         stream.buckets.set(key, bucket);
       }
-      bucket.report(stream, usage, nowMs);
+      bucket.report(stream, usage, nowMs, this.holdUntilMs);
       domainStats?.reports.inc();
       if (bucket.rule === undefined) domainStats?.bucketsWithoutRule.inc();
       else this.options.stats?.rule(bucket.rule)?.reports.inc();

@@ -6,12 +6,12 @@ import { strategyOf, type AssignedStrategy } from '../../../src/quota';
 import { coveredMs } from '../../../src/quota/elapsed';
 import type { QuotaPolicy } from '../../../src/quota/rules';
 
-const budget = (requestsPerUnit: number): QuotaPolicy => ({
+const budget = (requestsPerUnit: number, maxTokens = requestsPerUnit): QuotaPolicy => ({
   kind: 'budget',
   strategy: 'token_bucket',
   requestsPerUnit,
   unit: 'SECOND',
-  maxTokens: requestsPerUnit,
+  maxTokens,
 });
 
 /** The rate Envoy's AtomicTokenBucketImpl fills at, for this assignment. */
@@ -39,7 +39,7 @@ test('a share is a token bucket in whole seconds that Envoy fills within 2% of i
 });
 
 test('a new rate that Envoy would take for the bucket it holds changes its tokens', () => {
-  const policy: QuotaPolicy = { ...budget(100), maxTokens: 1 };
+  const policy = budget(100, 1);
   // 10/s and 50/6 s both round to 50 tokens with one max token: only the seconds differ.
   const first = strategyOf(policy, 10);
   const second = strategyOf(policy, 50 / 6, first);
