@@ -137,6 +137,10 @@ export class QuotaService implements StreamHost {
     const domain = stream.domain ?? reports.domain;
     const domainStats = this.options.stats?.domain(domain);
     if (stream.reportsSeen === 1) this.countStreamOfDomain(domain, 1);
+    if (reports.usages.length > 0 && this.rules.rulesOf(domain).length === 0) {
+      this.refuseUnknownDomain(stream, domain, reports.usages.length);
+      return;
+    }
     const nowMs = this.nowMs();
     const touched = new Set<Bucket<QuotaStream>>();
     for (const usage of reports.usages) {
@@ -187,6 +191,16 @@ export class QuotaService implements StreamHost {
     this.options.stats?.invalidReports.inc();
   }
 
+  /**
+   * A domain no rule names: its buckets would only take memory. Envoy reports every bucket on
+   * each tick, so once a configuration names the domain they are watched within 5 s.
+   */
+  private refuseUnknownDomain(stream: QuotaStream, domain: string, count: number): void {
+    const field = 'domain';
+    const reason = `${JSON.stringify(domain)} has no quota rules: its buckets are not watched`;
+    this.noteRefused(stream, `${field}: ${reason}`, Array(count).fill({ field, reason }));
+  }
+
   noteRefused(stream: QuotaStream, reason: string, usages: readonly RefusedUsage[]): void {
     this.options.stats?.usagesRefused.add(usages.length);
     if (this.toldRefusal.has(stream)) return;
@@ -202,7 +216,7 @@ export class QuotaService implements StreamHost {
 
   /**
    * Expires Envoys silent past their assignment's TTL (abandon, share freed), refreshes
-   * assignments past half their TTL, retries sends the peer was not ready for, and exchanges
+   * assignments past a third of their TTL, retries sends the peer was not ready for, and exchanges
    * demand with the other replicas.
    */
   async tick(): Promise<void> {

@@ -209,11 +209,13 @@ test('a bucket no rule governs gets nothing, is counted, and is assigned once a 
   expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.buckets_without_rule')).toBe(2);
   h.service.setRules(ruleSet('edge', [{ bucket: { name: 'web' }, blanket_rule: 'deny_all' }]));
   expect(a.sink.held({ name: 'web' })).toBe(0);
-  // A domain nobody configured: counted under a name made at run time.
+  // A domain no rule names: its usages are refused, the stream goes on, nothing is watched.
   const b = open(h);
-  b.stream.receive(reports('nowhere', [{ bucket: { name: 'web' }, elapsedMs: 1 }]));
-  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.nowhere.buckets_without_rule')).toBe(1);
+  b.stream.receive(reports('nowhere', [{ bucket: { name: 'web' }, elapsedMs: 0 }]));
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.usages_refused')).toBe(1);
+  expect(b.stream.buckets.size).toBe(0);
   expect(b.sink.responses).toEqual([]);
+  expect(b.sink.ended).toBeUndefined();
 });
 
 test('a stream watches at most maxBucketsPerStream buckets; the rest are counted', () => {
