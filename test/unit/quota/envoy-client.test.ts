@@ -255,3 +255,31 @@ test('a service killed and restarted: Envoys reconnect at their next tick and th
   for (const admitted of fleet.windows.slice(1))
     expect(admitted).toBeLessThanOrEqual(30 * 5 * 1.05);
 });
+
+test('a new bucket every 0.5 s: each is assigned at once, and a deny_all rule denies from the first answer', async () => {
+  const fleet = new Fleet(
+    ruleSet('edge', [
+      {
+        bucket: { name: 'api', tenant: '*' },
+        requests_per_unit: 100,
+        unit: 'second',
+        assignment_ttl: '1500ms',
+      },
+      { bucket: { name: 'blocked' }, blanket_rule: 'deny_all' },
+    ]),
+    [0],
+  );
+  const client = fleet.envoys[0]!.client;
+  expect(client.request({ name: 'blocked' })).toBe(true); // no_assignment_behavior: ALLOW_ALL
+  client.settle();
+  expect(client.request({ name: 'blocked' })).toBe(false);
+  for (let i = 0; i < 40; i++) {
+    client.request({ name: 'api', tenant: `t${i}` });
+    await fleet.run(500);
+    // Assigned with the TTL rounded up to whole seconds (Envoy reads only the seconds).
+    const action = client.bucket({ name: 'api', tenant: `t${i}` })?.action;
+    const ttl = action?.quotaAssignmentAction?.assignmentTimeToLive;
+    expect([ttl?.seconds, ttl?.nanos ?? 0]).toEqual([2, 0]);
+  }
+  expect(client.streamEnds).toEqual([]);
+});
