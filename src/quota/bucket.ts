@@ -28,13 +28,16 @@ const REFRESH_AFTER_TTL_PART = 1 / 3;
 export const FIRST_REPORT_GRACE_MS = 600_000;
 
 /**
- * How long a service that has just started holds Envoys that come with a measured report (they
- * held an assignment from a service before it, which they may still enforce) to what they were
- * admitted: until every live Envoy has reported once (Envoy reports every 5 s), a newcomer
- * cannot know the others' shares, and the whole budget to the first would add to what the
- * others still hold.
+ * For this long after a service starts, an Envoy that comes with a measured report (one that
+ * held an assignment from a service before this one: after a restart, Envoy's first message on
+ * its new stream is its tick's report, not a 0-second watch) is sent nothing and keeps that
+ * assignment. Until every live Envoy has reported once (Envoy reports every 5 s) the service
+ * cannot know what the others hold: the whole budget to the first to reconnect would add to
+ * what the others still enforce.
  */
 export const RESTART_HOLD_MS = 6000;
+/** A report covering this much is a tick's (a reconnecting Envoy), not a watch. */
+const TICK_REPORT_MIN_MS = 1000;
 
 /** Milliseconds rounded up to whole seconds: Envoy reads only the seconds of a TTL. */
 export function wholeSecondsMs(ms: number): number {
@@ -71,8 +74,8 @@ export interface Watcher<S extends Watching = Watching> {
   pendingMs: number;
   /** The longest time one of its reports covered: its reporting interval, for its TTL. */
   intervalMs: number;
-  /** Just after a start (RESTART_HOLD_MS): what it was admitted a second, its most until then. */
-  heldTo: { readonly perSecond: number; readonly untilMs: number } | undefined;
+  /** Just after a start (RESTART_HOLD_MS): until when it keeps the assignment it came with. */
+  keepsOwnUntilMs: number | undefined;
   /** Its share now, in the rule's unit (whole requests for requests_per_time_unit). */
   target: number;
   sent: Sent | undefined;
@@ -126,7 +129,7 @@ export class Bucket<S extends Watching = Watching> {
         pendingRequests: 0,
         pendingMs: 0,
         intervalMs: 0,
-        heldTo: undefined,
+        keepsOwnUntilMs: undefined,
         target: 0,
         sent: undefined,
       };
@@ -135,8 +138,8 @@ export class Bucket<S extends Watching = Watching> {
     watcher.lastReportMs = nowMs;
     const covered = coveredMs(usage.timeElapsedMs, gapMs);
     if (covered === undefined) return isNew;
-    if (isNew && nowMs < holdUntilMs && covered >= 1000)
-      watcher.heldTo = { perSecond: (usage.allowed * 1000) / covered, untilMs: holdUntilMs };
+    if (isNew && nowMs < holdUntilMs && covered >= TICK_REPORT_MIN_MS)
+      watcher.keepsOwnUntilMs = holdUntilMs;
     watcher.intervalMs = Math.min(MAX_COUNTED_INTERVAL_MS, Math.max(watcher.intervalMs, covered));
     watcher.pendingRequests += usage.allowed + usage.denied;
     watcher.pendingMs += covered;
@@ -183,15 +186,11 @@ export class Bucket<S extends Watching = Watching> {
     const rule = this.rule;
     if (rule === undefined) return;
     this.computeTargets(rule);
-    if (rule.policy.kind === 'budget') {
-      const unitSeconds = QUOTA_UNIT_SECONDS[rule.policy.unit];
-      for (const w of this.watchers.values())
-        if (w.heldTo !== undefined) w.target = Math.min(w.target, w.heldTo.perSecond * unitSeconds);
-    }
     // Most reports move no share past the threshold: nothing is allocated for them.
     let told: Set<Watcher<S>> | undefined;
     let grows = false;
     for (const w of this.watchers.values()) {
+      if (w.keepsOwnUntilMs !== undefined && !isChanged) continue;
       const sent = w.sent;
       if (isChanged || sent === undefined || isBeyondThreshold(sent.share, w.target)) {
         (told ??= new Set()).add(w);
@@ -276,7 +275,8 @@ export class Bucket<S extends Watching = Watching> {
    */
   expire(nowMs: number): Watcher<S>[] {
     for (const w of this.watchers.values())
-      if (w.heldTo !== undefined && nowMs >= w.heldTo.untilMs) w.heldTo = undefined;
+      if (w.keepsOwnUntilMs !== undefined && nowMs >= w.keepsOwnUntilMs)
+        w.keepsOwnUntilMs = undefined;
     const silent = [...this.watchers.values()].filter((w) => {
       const ttlMs = this.ttlMsOf(w);
       return (
