@@ -47,7 +47,7 @@ export class QuotaService implements StreamHost {
   /** Buckets this replica published at the last exchange (withdrawn when they go). */
   private published = new Set<string>();
   private lastExchangeMs = 0;
-  /** Until then, Envoys that come with a measured report are held to what they were admitted. */
+  /** Until then, an Envoy that comes with a measured report keeps the assignment it holds. */
   private readonly holdUntilMs: number;
   private isExchanging = false;
   private isFlushQueued = false;
