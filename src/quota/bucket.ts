@@ -2,20 +2,47 @@
 // shares of the rule's budget, and which of them a changed share must reach.
 import { fairShares, wholeShares, type Claim } from './allocate';
 import { isBeyondThreshold, strategyOf } from './assignment';
-import type { BucketAction } from './messages';
+import { coveredMs, MAX_COUNTED_INTERVAL_MS } from './elapsed';
+import type { AssignedStrategy, BucketAction } from './messages';
 import { QUOTA_UNIT_SECONDS, type BucketPairs, type QuotaRule } from './rules';
 
-/** A report covering less time than this says nothing about the rate (Envoy's first report). */
-export const MIN_MEASURED_INTERVAL_MS = 100;
-/** The default assignment TTL is twice the longest reporting interval seen, and at least this. */
-export const MIN_DEFAULT_TTL_MS = 10_000;
+/**
+ * Reports covering less time than this add up until they cover this much: a rate measured over
+ * a few hundred milliseconds is noise (Envoy's tick just after it made the bucket).
+ */
+export const MIN_MEASURED_INTERVAL_MS = 500;
+/**
+ * The default assignment TTL: three reporting intervals of the Envoy it goes to, and at least
+ * this. Envoy reports every 5 s and, when its stream breaks, reconnects only at its next tick;
+ * assignments are sent again once a third of their TTL has passed, so an Envoy always holds
+ * one with 20 s or more to live: a restart of the service within about 14 s (20 s, less the
+ * 5 s to Envoy's next tick and the service's own tick) keeps every Envoy on its assignment.
+ */
+export const MIN_DEFAULT_TTL_MS = 30_000;
+/** Assignments are sent again once this part of their TTL has passed. */
+const REFRESH_AFTER_TTL_PART = 1 / 3;
 /**
  * A watcher that has sent only its watch (whose reporting interval is not known yet) is kept
- * this long for its first periodic report, whatever the TTL: Envoy's interval may be minutes.
+ * this long for its first periodic report, whatever the TTL.
  */
 export const FIRST_REPORT_GRACE_MS = 600_000;
-/** Reporting intervals longer than this are taken as this, for the default TTL. */
-const MAX_COUNTED_INTERVAL_MS = 3_600_000;
+
+/**
+ * For this long after a service starts, an Envoy that comes with a measured report (one that
+ * held an assignment from a service before this one: after a restart, Envoy's first message on
+ * its new stream is its tick's report, not a 0-second watch) is sent nothing and keeps that
+ * assignment. Until every live Envoy has reported once (Envoy reports every 5 s) the service
+ * cannot know what the others hold: the whole budget to the first to reconnect would add to
+ * what the others still enforce.
+ */
+export const RESTART_HOLD_MS = 6000;
+/** A report covering this much is a tick's (a reconnecting Envoy), not a watch. */
+const TICK_REPORT_MIN_MS = 1000;
+
+/** Milliseconds rounded up to whole seconds: Envoy reads only the seconds of a TTL. */
+export function wholeSecondsMs(ms: number): number {
+  return Math.ceil(ms / 1000 - 1e-9) * 1000;
+}
 
 /** What a bucket needs of a stream watching it. */
 export interface Watching {
@@ -28,7 +55,7 @@ export interface Watching {
 /** The assignment a watcher holds: what was sent and when. */
 interface Sent {
   readonly share: number;
-  readonly kind: string;
+  readonly strategy: AssignedStrategy;
   readonly atMs: number;
   readonly ttlMs: number;
 }
@@ -38,9 +65,17 @@ export interface Watcher<S extends Watching = Watching> {
   readonly stream: S;
   /** Requests a second it let through and denied lately; undefined until measured. */
   demandPerSecond: number | undefined;
+  /** When its last report was received (this replica's clock). */
   lastReportMs: number;
   /** Whether a report of it has covered enough time to measure (not only its watch). */
   hasMeasured: boolean;
+  /** Requests and time of reports too short to measure alone, added to the next. */
+  pendingRequests: number;
+  pendingMs: number;
+  /** The longest time one of its reports covered: its reporting interval, for its TTL. */
+  intervalMs: number;
+  /** Just after a start (RESTART_HOLD_MS): until when it keeps the assignment it came with. */
+  keepsOwnUntilMs: number | undefined;
   /** Its share now, in the rule's unit (whole requests for requests_per_time_unit). */
   target: number;
   sent: Sent | undefined;
@@ -60,7 +95,6 @@ export class Bucket<S extends Watching = Watching> {
   remote: readonly RemoteClaim[] = [];
   /** Every claim's share (local and remote) at the last allocation, in the rule's unit. */
   shares: ReadonlyMap<string, number> = new Map();
-  private longestIntervalMs = 0;
 
   constructor(
     /** Domain and bucket id in one string: the key of the bucket across replicas. */
@@ -72,13 +106,19 @@ export class Bucket<S extends Watching = Watching> {
     this.rule = rule;
   }
 
-  /** Records a report; true when it is the stream's first for this bucket (a watch). */
+  /**
+   * Records a report received at `nowMs`; true when it is the stream's first for this bucket (a
+   * watch). Demand is measured over the time the report covered (elapsed.ts): Envoy's whole
+   * seconds held to the receive times, so truncation does not overstate it.
+   */
   report(
     stream: S,
     usage: { timeElapsedMs: number; allowed: number; denied: number },
     nowMs: number,
+    holdUntilMs = 0,
   ): boolean {
     let watcher = this.watchers.get(stream);
+    const gapMs = watcher === undefined ? undefined : nowMs - watcher.lastReportMs;
     const isNew = watcher === undefined;
     if (watcher === undefined) {
       watcher = {
@@ -86,24 +126,41 @@ export class Bucket<S extends Watching = Watching> {
         demandPerSecond: undefined,
         lastReportMs: nowMs,
         hasMeasured: false,
+        pendingRequests: 0,
+        pendingMs: 0,
+        intervalMs: 0,
+        keepsOwnUntilMs: undefined,
         target: 0,
         sent: undefined,
       };
       this.watchers.set(stream, watcher);
     }
     watcher.lastReportMs = nowMs;
-    if (usage.timeElapsedMs >= MIN_MEASURED_INTERVAL_MS) {
+    const covered = coveredMs(usage.timeElapsedMs, gapMs);
+    if (covered === undefined) return isNew;
+    if (isNew && nowMs < holdUntilMs && covered >= TICK_REPORT_MIN_MS)
+      watcher.keepsOwnUntilMs = holdUntilMs;
+    watcher.intervalMs = Math.min(MAX_COUNTED_INTERVAL_MS, Math.max(watcher.intervalMs, covered));
+    watcher.pendingRequests += usage.allowed + usage.denied;
+    watcher.pendingMs += covered;
+    if (watcher.pendingMs >= MIN_MEASURED_INTERVAL_MS) {
       watcher.hasMeasured = true;
-      watcher.demandPerSecond = ((usage.allowed + usage.denied) * 1000) / usage.timeElapsedMs;
-      const interval = Math.min(usage.timeElapsedMs, MAX_COUNTED_INTERVAL_MS);
-      this.longestIntervalMs = Math.max(this.longestIntervalMs, interval);
+      watcher.demandPerSecond = (watcher.pendingRequests * 1000) / watcher.pendingMs;
+      watcher.pendingRequests = 0;
+      watcher.pendingMs = 0;
     }
     return isNew;
   }
 
-  /** The assignment TTL: the rule's, or twice the longest reporting interval seen (at least 10s). */
-  ttlMs(): number {
-    return this.rule?.assignmentTtlMs ?? Math.max(MIN_DEFAULT_TTL_MS, 2 * this.longestIntervalMs);
+  /**
+   * A watcher's assignment TTL in whole seconds, rounded up: the rule's, or three of its own
+   * reporting intervals and at least MIN_DEFAULT_TTL_MS. What one stream reports moves only
+   * its own TTL, and by at most three times MAX_COUNTED_INTERVAL_MS.
+   */
+  ttlMsOf(watcher: Watcher<S>): number {
+    return wholeSecondsMs(
+      this.rule?.assignmentTtlMs ?? Math.max(MIN_DEFAULT_TTL_MS, 3 * watcher.intervalMs),
+    );
   }
 
   /** The local claims, demand in requests a second, for the other replicas. */
@@ -133,6 +190,7 @@ export class Bucket<S extends Watching = Watching> {
     let told: Set<Watcher<S>> | undefined;
     let grows = false;
     for (const w of this.watchers.values()) {
+      if (w.keepsOwnUntilMs !== undefined && !isChanged) continue;
       const sent = w.sent;
       if (isChanged || sent === undefined || isBeyondThreshold(sent.share, w.target)) {
         (told ??= new Set()).add(w);
@@ -205,30 +263,35 @@ export class Bucket<S extends Watching = Watching> {
     const watcher = this.watchers.get(stream);
     const rule = this.rule;
     if (watcher === undefined || rule === undefined) return undefined;
-    const strategy = strategyOf(rule.policy, watcher.target);
-    const ttlMs = this.ttlMs();
-    watcher.sent = { share: watcher.target, kind: strategy.kind, atMs: nowMs, ttlMs };
+    const strategy = strategyOf(rule.policy, watcher.target, watcher.sent?.strategy);
+    const ttlMs = this.ttlMsOf(watcher);
+    watcher.sent = { share: watcher.target, strategy, atMs: nowMs, ttlMs };
     return { kind: 'assign', bucket: this.pairs, strategy, ttlMs };
   }
 
   /**
-   * Removes the watchers silent for longer than the TTL (or, before their first periodic
+   * Removes the watchers silent for longer than their TTL (or, before their first periodic
    * report, than FIRST_REPORT_GRACE_MS); returns them.
    */
   expire(nowMs: number): Watcher<S>[] {
-    const ttlMs = this.ttlMs();
-    const silent = [...this.watchers.values()].filter(
-      (w) =>
-        nowMs - w.lastReportMs > (w.hasMeasured ? ttlMs : Math.max(ttlMs, FIRST_REPORT_GRACE_MS)),
-    );
+    for (const w of this.watchers.values())
+      if (w.keepsOwnUntilMs !== undefined && nowMs >= w.keepsOwnUntilMs)
+        w.keepsOwnUntilMs = undefined;
+    const silent = [...this.watchers.values()].filter((w) => {
+      const ttlMs = this.ttlMsOf(w);
+      return (
+        nowMs - w.lastReportMs > (w.hasMeasured ? ttlMs : Math.max(ttlMs, FIRST_REPORT_GRACE_MS))
+      );
+    });
     for (const w of silent) this.watchers.delete(w.stream);
     return silent;
   }
 
-  /** Tells the watchers whose assignment is past half its TTL to take it again. */
+  /** Tells the watchers whose assignment is past a third of its TTL to take it again. */
   refresh(nowMs: number): void {
     for (const w of this.watchers.values()) {
-      if (w.sent !== undefined && nowMs - w.sent.atMs >= w.sent.ttlMs / 2) w.stream.needsSend(this);
+      if (w.sent !== undefined && nowMs - w.sent.atMs >= w.sent.ttlMs * REFRESH_AFTER_TTL_PART)
+        w.stream.needsSend(this);
     }
   }
 }

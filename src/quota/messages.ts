@@ -4,7 +4,7 @@ import type { BucketPairs, QuotaUnit } from './rules';
 /** One bucket's usage since its last report on the stream. */
 export interface BucketUsage {
   readonly bucket: BucketPairs;
-  /** Above 0. */
+  /** As the client counted it; 0 (Envoy's first report of a new bucket) measures nothing. */
   readonly timeElapsedMs: number;
   readonly allowed: number;
   readonly denied: number;
@@ -14,7 +14,7 @@ export interface BucketUsage {
 export interface UsageReports {
   /** Empty after the first message of a stream when the client leaves it out. */
   readonly domain: string;
-  /** At least one. */
+  /** None is a keep-alive. */
   readonly usages: readonly BucketUsage[];
 }
 

@@ -58,7 +58,8 @@ const ITEM_KEYS = new Set([
   'assignment_ttl',
   'blanket_rule',
 ]);
-const STRATEGIES = ['requests_per_time_unit', 'token_bucket'] as const;
+/** requests_per_time_unit is refused with its own reason (readStrategy). */
+const STRATEGIES = ['token_bucket'] as const;
 const BLANKET_RULES = ['allow_all', 'deny_all'] as const;
 export const QUOTA_LIST_KEY = 'quota_buckets';
 
@@ -223,10 +224,30 @@ function readBlanket(item: Item, path: string, problems: Problems): QuotaPolicy 
   return { kind: 'blanket', rule };
 }
 
+/**
+ * `strategy`: token_bucket, the default. requests_per_time_unit is refused: Envoy's filter logs
+ * "RequestsPerTimeUnit rate limit strategies are not yet supported", skips the assignment and
+ * keeps its no_assignment_behavior (global_client_impl.cc, onQuotaResponseImpl).
+ */
+function readStrategy(
+  item: Item,
+  path: string,
+  problems: Problems,
+): 'token_bucket' | undefined | null {
+  const raw = item.strategy;
+  if (typeof raw === 'string' && raw.toLowerCase() === 'requests_per_time_unit')
+    return problems.add(
+      'INVALID_ALGORITHM',
+      "strategy requests_per_time_unit: Envoy's rate_limit_quota filter ignores it (it logs that the strategy is not yet supported and keeps its no_assignment_behavior, so nothing is limited); leave 'strategy' out or write token_bucket",
+      `${path}.strategy`,
+    );
+  return readWord(item, 'strategy', STRATEGIES, 'INVALID_ALGORITHM', path, problems);
+}
+
 function readBudget(item: Item, path: string, problems: Problems): QuotaPolicy | null {
   const requestsPerUnit = readWhole(item, 'requests_per_unit', 0, path, problems);
   const unit = readUnit(item, path, problems);
-  const strategy = readWord(item, 'strategy', STRATEGIES, 'INVALID_ALGORITHM', path, problems);
+  const strategy = readStrategy(item, path, problems);
   const maxTokens = readWhole(item, 'max_tokens', 1, path, problems);
   if (requestsPerUnit === null || unit === null || strategy === null || maxTokens === null)
     return null;
@@ -236,13 +257,7 @@ function readBudget(item: Item, path: string, problems: Problems): QuotaPolicy |
       "an item of quota_buckets needs 'requests_per_unit' and 'unit', or 'blanket_rule'",
       path,
     );
-  if (strategy !== 'token_bucket' && maxTokens !== undefined)
-    return problems.add(
-      'BAD_LIMIT',
-      "'max_tokens' needs strategy token_bucket",
-      `${path}.max_tokens`,
-    );
-  if (strategy === 'token_bucket' && requestsPerUnit === 0)
+  if (requestsPerUnit === 0)
     return problems.add(
       'BAD_LIMIT',
       'a token bucket needs requests_per_unit above 0 (use blanket_rule: deny_all)',
@@ -250,7 +265,7 @@ function readBudget(item: Item, path: string, problems: Problems): QuotaPolicy |
     );
   return {
     kind: 'budget',
-    strategy: strategy ?? 'requests_per_time_unit',
+    strategy: 'token_bucket',
     requestsPerUnit,
     unit,
     maxTokens: maxTokens ?? requestsPerUnit,

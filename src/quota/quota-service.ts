@@ -3,12 +3,13 @@
 import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { Bucket, type RemoteClaim } from './bucket';
+import { Bucket, RESTART_HOLD_MS, type RemoteClaim } from './bucket';
 import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
 import { QuotaStream, type QuotaStreamSink, type StreamHost } from './quota-stream';
 import { isSamePolicy, QuotaRuleSet, type BucketPairs, type QuotaRule } from './rules';
+import type { RefusedUsage } from './validate';
 
 /** The bounds and timings of the quota service (settings). */
 export interface QuotaLimits {
@@ -36,6 +37,8 @@ export class QuotaService implements StreamHost {
   private readonly buckets = new Map<string, Bucket<QuotaStream>>();
   private readonly streams = new Set<QuotaStream>();
   private readonly dirty = new Set<QuotaStream>();
+  /** Streams whose refused reports were logged (once per stream). */
+  private readonly toldRefusal = new WeakSet<QuotaStream>();
   /** Bucket keys of the pairs a stream's reports name again and again (validate.ts). */
   private readonly keys = new WeakMap<
     BucketPairs,
@@ -44,6 +47,8 @@ export class QuotaService implements StreamHost {
   /** Buckets this replica published at the last exchange (withdrawn when they go). */
   private published = new Set<string>();
   private lastExchangeMs = 0;
+  /** Until then, an Envoy that comes with a measured report keeps the assignment it holds. */
+  private readonly holdUntilMs: number;
   private isExchanging = false;
   private isFlushQueued = false;
   private nextStreamId = 1;
@@ -52,6 +57,7 @@ export class QuotaService implements StreamHost {
 
   constructor(private readonly options: QuotaServiceOptions) {
     this.lastExchangeMs = options.clock.nowMs();
+    this.holdUntilMs = this.lastExchangeMs + RESTART_HOLD_MS;
   }
 
   nowMs(): number {
@@ -131,6 +137,10 @@ export class QuotaService implements StreamHost {
     const domain = stream.domain ?? reports.domain;
     const domainStats = this.options.stats?.domain(domain);
     if (stream.reportsSeen === 1) this.countStreamOfDomain(domain, 1);
+    if (reports.usages.length > 0 && this.rules.rulesOf(domain).length === 0) {
+      this.refuseUnknownDomain(stream, domain, reports.usages.length);
+      return;
+    }
     const nowMs = this.nowMs();
     const touched = new Set<Bucket<QuotaStream>>();
     for (const usage of reports.usages) {
@@ -144,7 +154,7 @@ export class QuotaService implements StreamHost {
         bucket = this.bucketFor(key, domain, usage.bucket);
         stream.buckets.set(key, bucket);
       }
-      bucket.report(stream, usage, nowMs);
+      bucket.report(stream, usage, nowMs, this.holdUntilMs);
       domainStats?.reports.inc();
       if (bucket.rule === undefined) domainStats?.bucketsWithoutRule.inc();
       else this.options.stats?.rule(bucket.rule)?.reports.inc();
@@ -182,8 +192,31 @@ export class QuotaService implements StreamHost {
   }
 
   /**
+   * A domain no rule names: its buckets would only take memory. Envoy reports every bucket on
+   * each tick, so once a configuration names the domain they are watched within 5 s.
+   */
+  private refuseUnknownDomain(stream: QuotaStream, domain: string, count: number): void {
+    const field = 'domain';
+    const reason = `${JSON.stringify(domain)} has no quota rules: its buckets are not watched`;
+    this.noteRefused(stream, `${field}: ${reason}`, Array(count).fill({ field, reason }));
+  }
+
+  noteRefused(stream: QuotaStream, reason: string, usages: readonly RefusedUsage[]): void {
+    this.options.stats?.usagesRefused.add(usages.length);
+    if (this.toldRefusal.has(stream)) return;
+    this.toldRefusal.add(stream);
+    const what = usages.length === 0 ? 'quota stream refused' : 'quota report usages refused';
+    this.options.logger.info(what, {
+      stream: stream.id,
+      peer: stream.peer,
+      reason,
+      ...(usages.length === 0 ? {} : { usages: usages.length }),
+    });
+  }
+
+  /**
    * Expires Envoys silent past their assignment's TTL (abandon, share freed), refreshes
-   * assignments past half their TTL, retries sends the peer was not ready for, and exchanges
+   * assignments past a third of their TTL, retries sends the peer was not ready for, and exchanges
    * demand with the other replicas.
    */
   async tick(): Promise<void> {

@@ -39,6 +39,8 @@ export class QuotaStats {
   readonly streamsOpen: Gauge;
   /** Streams ended for a report that breaks the protocol's rules. */
   readonly invalidReports: Counter;
+  /** Usages left out of a report (no bucket id, counts past 2^53); the stream goes on. */
+  readonly usagesRefused: Counter;
   private readonly rules = new Map<QuotaRule, RuleQuotaStats>();
   private readonly domains = new Map<string, DomainQuotaStats>();
   private configured: ReadonlySet<string> = new Set();
@@ -46,6 +48,7 @@ export class QuotaStats {
   constructor(private readonly stats: StatsStore) {
     this.streamsOpen = stats.gauge(`${QUOTA_SCOPE}.streams_open`);
     this.invalidReports = stats.counter(`${QUOTA_SCOPE}.invalid_reports`);
+    this.usagesRefused = stats.counter(`${QUOTA_SCOPE}.usages_refused`);
   }
 
   /** Binds the handles of a new configuration's rules; the domains' are bound on first use. */

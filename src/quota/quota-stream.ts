@@ -3,7 +3,13 @@
 import type { Bucket, Watching } from './bucket';
 import type { BucketAction, QuotaStatus, UsageReports } from './messages';
 import type { BucketPairs } from './rules';
-import { checkReports, InvalidReport, type WireUsageReports } from './validate';
+import {
+  checkReports,
+  InvalidReport,
+  type CheckedReports,
+  type RefusedUsage,
+  type WireUsageReports,
+} from './validate';
 
 /** What the quota service needs of the transport carrying one stream. */
 export interface QuotaStreamSink {
@@ -31,6 +37,11 @@ export interface StreamHost {
   noteSent(bucket: Bucket<QuotaStream>, action: BucketAction): void;
   /** A stream ends for a report that breaks the rules. */
   noteInvalid(): void;
+  /**
+   * Usages of a report were left out (the stream goes on), or, with none, the stream ends for
+   * `reason`: told to operators once per stream.
+   */
+  noteRefused(stream: QuotaStream, reason: string, usages: readonly RefusedUsage[]): void;
 }
 
 export class QuotaStream implements Watching {
@@ -59,26 +70,34 @@ export class QuotaStream implements Watching {
   /** One decoded report from the client. */
   receive(message: WireUsageReports): void {
     if (this.isOver) return;
-    let reports: UsageReports;
+    let reports: CheckedReports;
     try {
       reports = checkReports(message, this.domain === undefined);
     } catch (err: unknown) {
       if (!(err instanceof InvalidReport)) throw err;
-      this.host.noteInvalid();
-      this.end('INVALID_ARGUMENT', err.message);
+      this.endInvalid(err.message);
       return;
     }
     if (this.domain !== undefined && reports.domain !== '' && reports.domain !== this.domain) {
-      this.host.noteInvalid();
-      this.end(
-        'INVALID_ARGUMENT',
+      this.endInvalid(
         `domain: this stream serves ${JSON.stringify(this.domain)}; open another stream for ${JSON.stringify(reports.domain)}`,
       );
       return;
     }
     this.domain ??= reports.domain;
     this.reportsSeen += 1;
+    if (reports.refused.length > 0) {
+      const first = reports.refused[0] as RefusedUsage;
+      this.host.noteRefused(this, `${first.field}: ${first.reason}`, reports.refused);
+    }
     this.host.report(this, reports);
+  }
+
+  /** Ends the stream for a message no Envoy sends (a first one without a domain, another domain). */
+  private endInvalid(message: string): void {
+    this.host.noteInvalid();
+    this.host.noteRefused(this, message, []);
+    this.end('INVALID_ARGUMENT', message);
   }
 
   needsSend(bucket: Bucket<QuotaStream>): void {

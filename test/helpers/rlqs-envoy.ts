@@ -1,253 +1,372 @@
-// A simulated Envoy with the rate_limit_quota filter: requests arrive at a steady rate, are let
-// through by a local token bucket the service's assignment sets (denied before the first one,
-// as no_assignment_behavior DENY_ALL), reported every interval on one stream, and the stream is
-// reopened on the next replica when it breaks.
-import * as grpc from '@grpc/grpc-js';
-import { loadApi } from '../../src/lib/proto';
+// An RLQS client that behaves as Envoy's rate_limit_quota filter does, written from its source
+// (envoyproxy/envoy, source/extensions/filters/http/rate_limit_quota/, read at these commits):
+// - filter.cc @1736899: RateLimitQuotaFilter::recordBucketUsage (a new bucket: createBucket,
+//   and the request decided by no_assignment_behavior, DENY_ALL alone denying it),
+//   shouldAllowRequest (blanket rules; a token bucket consumes one token; RequestsPerTimeUnit
+//   and an unset strategy let the request through), processCachedBucket.
+// - global_client_impl.cc @c33e7f8: createBucketImpl (the stream and the report timer start
+//   with the first bucket; a new bucket is reported at once, alone, with a time_elapsed of 0),
+//   getUsageFromBucket (counts taken and reset; time_elapsed in whole seconds since the bucket
+//   was last reported, nanos never set), buildReports (every cached bucket on each tick, none
+//   after an abandon left the cache empty: the domain alone), onSendReportsTimer (a stream lost
+//   is started again only here, at the next tick, and that tick's report is its first message;
+//   a report that cannot be sent is dropped), onQuotaResponseImpl (abandon erases the bucket;
+//   RequestsPerTimeUnit and an unset strategy are skipped, leaving the bucket as it was; a token
+//   bucket equal to the one held in max_tokens, tokens_per_fill and fill_interval's nanos is
+//   kept, seconds not compared), createTokenBucketFromAction (rate = tokens_per_fill /
+//   ToInt64Seconds(fill_interval); a new bucket starts with the old one's share of its tokens),
+//   startActionExpirationTimer (only the TTL's seconds), onActionExpirationTimer (to
+//   expired_assignment_behavior's fallback_rate_limit for its timeout's seconds, without one
+//   straight to no_assignment_behavior; reuse_last_assignment is not read),
+//   onFallbackExpirationTimer, onRemoteClose.
+// - filter_persistence.cc @93e15bf: initTlsStore (reports every 5000 ms whatever the bucket's
+//   reporting_interval says).
+// - source/common/common/token_bucket_impl.cc: AtomicTokenBucketImpl (tokens are the time since
+//   a moving instant times the rate, at most max_tokens; a fill rate of at least one a year).
+// - test/.../integration_test.cc @b86c4d9: BasicFlowPeriodicalReport (the first report's
+//   time_elapsed is 0), BasicFlowPeriodicalReportWithStreamClosed (a new stream at the next
+//   tick), MultiSameRequestWithExpirationToDefaultDeny and the other expiry tests.
+// Liberties: time is the injected clock's (milliseconds, fractions allowed) and the 5 s timer is
+// the caller calling tick() (a test drives it directly, or on a short real interval it states);
+// timers due are run when the client is next used, in the order they fell due; what Envoy posts
+// to its main thread is done at once; responses are taken when the client is next used. One
+// filter config (domain, one set of bucket settings) per client, as one Envoy listener.
+import type { WireStrategy } from './rlqs-wire';
+import type { RlqsCall, RlqsTransport, WireReports, WireResponse } from './rlqs-wire';
 
-const RLQS = 'envoy/service/rate_limit_quota/v3/rlqs.proto';
+/** Envoy's fixed reporting interval (filter_persistence.cc). */
+export const ENVOY_REPORT_INTERVAL_MS = 5000;
 
-interface Strategy {
-  readonly strategy?: string;
-  readonly blanketRule?: string;
-  readonly requestsPerTimeUnit?: {
-    readonly requestsPerTimeUnit?: number;
-    readonly timeUnit?: string;
-  };
+/** AtomicTokenBucketImpl's least fill rate: one token a year. */
+const MIN_FILL_RATE = 1 / (365 * 24 * 60 * 60);
+
+export interface BucketSettings {
+  /** no_assignment_behavior.fallback_rate_limit; unset: ALLOW_ALL. */
+  readonly noAssignment?: WireStrategy;
+  /** expired_assignment_behavior with fallback_rate_limit (and its timeout's seconds). */
+  readonly expired?: { readonly fallback: WireStrategy; readonly timeoutSeconds?: number };
 }
 
-/** A RateLimitQuotaResponse as proto-loader decodes it. */
-interface WireResponse {
-  readonly bucketAction?: readonly {
-    readonly bucketAction?: string;
-    readonly quotaAssignmentAction?: { readonly rateLimitStrategy?: Strategy };
-  }[];
-}
+/** AtomicTokenBucketImpl: the tokens are the time since `timeS` times the rate, capped. */
+class TokenBucket {
+  private timeS: number;
 
-type QuotaStream = grpc.ClientDuplexStream<unknown, WireResponse>;
-interface QuotaStub extends grpc.Client {
-  StreamRateLimitQuotas(): QuotaStream;
-}
-
-let stubClass:
-  | (new (
-      address: string,
-      creds: grpc.ChannelCredentials,
-      options: grpc.ClientOptions,
-    ) => QuotaStub)
-  | undefined;
-
-function stubOf(port: number): QuotaStub {
-  if (stubClass === undefined) {
-    const api = loadApi([RLQS]) as unknown as {
-      envoy: { service: { rate_limit_quota: { v3: { RateLimitQuotaService: typeof stubClass } } } };
-    };
-    stubClass = api.envoy.service.rate_limit_quota.v3.RateLimitQuotaService;
+  constructor(
+    readonly maxTokens: number,
+    readonly fillRate: number,
+    nowS: number,
+    initialTokens: number,
+  ) {
+    this.timeS = nowS - initialTokens / fillRate;
   }
-  if (stubClass === undefined) throw new Error('no RateLimitQuotaService in api/');
-  // Each Envoy its own connection, as separate Envoys have.
-  return new stubClass(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-    'grpc.use_local_subchannel_pool': 1,
-  });
+
+  remaining(nowS: number): number {
+    return Math.min(this.maxTokens, (nowS - this.timeS) * this.fillRate);
+  }
+
+  consume(nowS: number): boolean {
+    if (nowS <= this.timeS) return false;
+    const total = this.remaining(nowS);
+    if (total < 1) return false;
+    this.timeS = nowS - (total - 1) / this.fillRate;
+    return true;
+  }
 }
 
-const UNIT_SECONDS: Readonly<Record<string, number>> = { SECOND: 1, MINUTE: 60, HOUR: 3600 };
-
-/** One assignment as it arrived: requests a second (Infinity for allow all, 0 deny all). */
-export interface Received {
-  readonly atMs: number;
-  readonly perSecond: number;
+/** A CachedBucket: its id, usage since it was last reported, and what decides its requests. */
+interface CachedBucket {
+  readonly id: Readonly<Record<string, string>>;
+  allowed: number;
+  denied: number;
+  lastReportMs: number;
+  /** The assignment (or fallback) in force; undefined: the default action. */
+  action: WireResponseAction | undefined;
+  limiter: TokenBucket | undefined;
+  /** When the action expires (startActionExpirationTimer), or the fallback does. */
+  actionExpiresMs: number | undefined;
+  fallbackExpiresMs: number | undefined;
 }
 
-export interface SimEnvoyOptions {
-  readonly name: string;
-  /** Replicas in the order this Envoy tries them. */
-  readonly ports: readonly number[];
+type WireResponseAction = NonNullable<WireResponse['bucketAction']>[number];
+
+/** The key Envoy's cache uses (MessageUtil::hash of the BucketId): the pairs, sorted. */
+function keyOf(id: Readonly<Record<string, string>>): string {
+  return JSON.stringify(Object.entries(id).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function strategyOf(action: WireResponseAction | undefined): WireStrategy | undefined {
+  return action?.quotaAssignmentAction?.rateLimitStrategy;
+}
+
+/** protoTokenBucketsEq: max_tokens, tokens_per_fill and fill_interval's nanos (not seconds). */
+function isSameTokenBucket(a: WireStrategy | undefined, b: WireStrategy): boolean {
+  const x = a?.tokenBucket;
+  const y = b.tokenBucket;
+  if (x === undefined || y === undefined) return false;
+  return (
+    (x.maxTokens ?? 0) === (y.maxTokens ?? 0) &&
+    (x.tokensPerFill?.value ?? 0) === (y.tokensPerFill?.value ?? 0) &&
+    (x.fillInterval?.nanos ?? 0) === (y.fillInterval?.nanos ?? 0)
+  );
+}
+
+export interface EnvoyClientOptions {
   readonly domain: string;
-  readonly bucket: Readonly<Record<string, string>>;
-  readonly demandPerSecond: number;
-  readonly reportIntervalMs: number;
-  /** Milliseconds since some origin, the same for every Envoy of a test. */
+  readonly transport: RlqsTransport;
+  /** Milliseconds on a monotonic clock; fractions are kept. */
   readonly nowMs: () => number;
+  readonly settings?: BucketSettings;
 }
 
-const TICK_MS = 20;
+export class EnvoyRlqsClient {
+  /** Requests let through and denied, since the start. */
+  admitted = 0;
+  denied = 0;
+  /** Every report sent, in order, and every response taken. */
+  readonly sent: WireReports[] = [];
+  readonly received: WireResponse[] = [];
+  /** Streams started (the first, and each one at a tick after a stream was lost). */
+  streamsStarted = 0;
+  /** How each stream ended: the status the server gave, in order. */
+  readonly streamEnds: { readonly code: number; readonly details: string }[] = [];
+  private readonly cache = new Map<string, CachedBucket>();
+  private readonly inbox: WireResponse[] = [];
+  private stream: RlqsCall | undefined;
+  private isStarted = false;
 
-export class SimEnvoy {
-  /** Every assignment received, in order. */
-  readonly received: Received[] = [];
-  /** When abandon actions arrived. */
-  readonly abandoned: number[] = [];
-  /** Requests let through per whole second (by nowMs). */
-  readonly allowedPerSecond = new Map<number, number>();
-  /** Ports of the replicas this Envoy has had streams on, in order. */
-  readonly connections: number[] = [];
-  private perSecond: number | undefined;
-  private tokens = 0;
-  private arrivals = 0;
-  private allowed = 0;
-  private denied = 0;
-  private lastTickMs: number;
-  private lastReportMs: number;
-  private isSubscribed = false;
-  private portIndex = 0;
-  private stub: QuotaStub | undefined;
-  private stream: QuotaStream | undefined;
-  private timers: NodeJS.Timeout[] = [];
-  private isStopped = false;
+  constructor(private readonly options: EnvoyClientOptions) {}
 
-  constructor(private readonly options: SimEnvoyOptions) {
-    this.lastTickMs = options.nowMs();
-    this.lastReportMs = this.lastTickMs;
+  /** The bucket's cache entry, for tests: undefined when Envoy has none (new, or abandoned). */
+  bucket(id: Readonly<Record<string, string>>): Readonly<CachedBucket> | undefined {
+    this.settle();
+    return this.cache.get(keyOf(id));
   }
 
-  /** The share it enforces now, requests a second; undefined before the first assignment. */
-  get share(): number | undefined {
-    return this.perSecond;
+  /** The rate a bucket's requests are let through at now: Infinity, 0, or its token bucket's. */
+  rateOf(id: Readonly<Record<string, string>>): number {
+    this.settle();
+    const cached = this.cache.get(keyOf(id));
+    const strategy =
+      cached === undefined
+        ? this.options.settings?.noAssignment
+        : (strategyOf(cached.action) ?? this.defaultStrategy());
+    if (strategy?.blanketRule === 'DENY_ALL') return 0;
+    if (strategy?.tokenBucket !== undefined && cached?.limiter !== undefined)
+      return cached.limiter.fillRate;
+    return Infinity;
   }
 
-  /** The replica it streams to now. */
-  get port(): number | undefined {
-    return this.connections.at(-1);
+  /** One request matched into bucket `id` (RateLimitQuotaFilter::recordBucketUsage). */
+  request(id: Readonly<Record<string, string>>): boolean {
+    this.settle();
+    const cached = this.cache.get(keyOf(id));
+    if (cached !== undefined) {
+      const isAllowed = this.shouldAllow(cached);
+      if (isAllowed) cached.allowed += 1;
+      else cached.denied += 1;
+      return this.count(isAllowed);
+    }
+    const noAssignment = this.options.settings?.noAssignment;
+    const isAllowed = noAssignment?.blanketRule !== 'DENY_ALL';
+    this.createBucket(id, isAllowed);
+    return this.count(isAllowed);
   }
 
-  start(): void {
-    this.connect();
-    this.timers.push(
-      setInterval(() => {
-        this.tick();
-      }, TICK_MS),
-    );
-    this.timers.push(
-      setInterval(() => {
-        this.report();
-      }, this.options.reportIntervalMs),
-    );
+  /** The 5 s report timer fired (onSendReportsTimer); it runs only once a bucket was made. */
+  tick(): void {
+    this.settle();
+    if (!this.isStarted) return;
+    const reports = this.buildReports([...this.cache.values()]);
+    if (this.stream === undefined) this.startStream();
+    this.send(reports);
   }
 
+  /** Takes the responses that arrived and runs the expiry timers that fell due. */
+  settle(): void {
+    for (let message = this.inbox.shift(); message !== undefined; message = this.inbox.shift())
+      this.onQuotaResponse(message);
+    this.runTimers();
+  }
+
+  /** Drops the stream, as Envoy's shutdown does. */
   stop(): void {
-    this.isStopped = true;
-    for (const t of this.timers) clearInterval(t);
     this.stream?.cancel();
-    this.stub?.close();
+    this.stream = undefined;
   }
 
-  private connect(): void {
-    if (this.isStopped) return;
-    const port = this.options.ports[this.portIndex % this.options.ports.length] as number;
-    this.stub?.close();
-    const stub = stubOf(port);
-    const stream = stub.StreamRateLimitQuotas();
-    this.stub = stub;
-    this.stream = stream;
-    this.connections.push(port);
-    stream.on('data', (message: WireResponse) => {
-      this.take(message);
-    });
-    let isOver = false;
-    const reconnect = (): void => {
-      if (isOver || this.isStopped) return;
-      isOver = true;
-      // Envoy keeps its assignment meanwhile and reopens the stream on the next endpoint.
-      this.portIndex += 1;
-      this.isSubscribed = false;
-      this.timers.push(
-        setTimeout(() => {
-          this.connect();
-        }, 50),
-      );
+  private count(isAllowed: boolean): boolean {
+    if (isAllowed) this.admitted += 1;
+    else this.denied += 1;
+    return isAllowed;
+  }
+
+  private defaultStrategy(): WireStrategy {
+    return this.options.settings?.noAssignment ?? { blanketRule: 'ALLOW_ALL' };
+  }
+
+  /** shouldAllowRequest: the cached action, else the default one. */
+  private shouldAllow(cached: CachedBucket): boolean {
+    const strategy =
+      cached.action === undefined ? this.defaultStrategy() : strategyOf(cached.action);
+    if (strategy?.blanketRule !== undefined) return strategy.blanketRule !== 'DENY_ALL';
+    if (strategy?.tokenBucket !== undefined) {
+      // Envoy dereferences the limiter: a token bucket as no_assignment_behavior crashes it.
+      if (cached.limiter === undefined)
+        throw new Error('Envoy would crash: a token bucket strategy without its limiter');
+      return cached.limiter.consume(this.options.nowMs() / 1000);
+    }
+    // RequestsPerTimeUnit ("not yet supported") and an unset strategy: allowed.
+    return true;
+  }
+
+  /** createBucketImpl. */
+  private createBucket(id: Readonly<Record<string, string>>, isAllowed: boolean): void {
+    if (!this.isStarted) {
+      this.isStarted = true;
+      this.startStream();
+    }
+    const bucket: CachedBucket = {
+      id,
+      allowed: isAllowed ? 1 : 0,
+      denied: isAllowed ? 0 : 1,
+      lastReportMs: this.options.nowMs(),
+      action: undefined,
+      limiter: undefined,
+      actionExpiresMs: undefined,
+      fallbackExpiresMs: undefined,
     };
-    stream.on('error', reconnect);
-    stream.on('end', reconnect);
-    this.subscribe();
+    this.cache.set(keyOf(id), bucket);
+    this.send(this.buildReports([bucket]));
   }
 
-  /** The first report of the bucket on a stream: a watch. */
-  private subscribe(): void {
-    this.isSubscribed = true;
-    this.send(1);
+  /** buildReports with getUsageFromBucket: counts taken and reset, whole seconds elapsed. */
+  private buildReports(buckets: readonly CachedBucket[]): WireReports {
+    const nowMs = this.options.nowMs();
+    const usages = buckets.map((b) => {
+      const usage = {
+        bucketId: { bucket: b.id },
+        timeElapsed: { seconds: Math.trunc((nowMs - b.lastReportMs) / 1000) },
+        numRequestsAllowed: b.allowed,
+        numRequestsDenied: b.denied,
+      };
+      b.allowed = 0;
+      b.denied = 0;
+      b.lastReportMs = nowMs;
+      return usage;
+    });
+    return { domain: this.options.domain, bucketQuotaUsages: usages };
   }
 
-  private take(message: WireResponse): void {
-    for (const action of message.bucketAction ?? []) {
-      if (action.bucketAction === 'abandonAction') {
-        this.abandoned.push(this.options.nowMs());
-        this.perSecond = undefined;
-        this.tokens = 0;
-        this.isSubscribed = false;
+  /** sendUsageReportImpl: dropped when there is no stream. */
+  private send(reports: WireReports): void {
+    if (this.stream === undefined) return;
+    this.sent.push(reports);
+    this.stream.send(reports);
+  }
+
+  private startStream(): void {
+    this.streamsStarted += 1;
+    // A transport may end the stream inside open(): Envoy learns of it later, in onRemoteClose.
+    const state: { call: RlqsCall | undefined; isOver: boolean } = {
+      call: undefined,
+      isOver: false,
+    };
+    state.call = this.options.transport.open({
+      onMessage: (message) => {
+        if (!state.isOver) this.inbox.push(message);
+      },
+      // onRemoteClose: the stream is gone until the next tick starts another.
+      onClose: (code, details) => {
+        this.streamEnds.push({ code, details });
+        state.isOver = true;
+        if (this.stream !== undefined && this.stream === state.call) this.stream = undefined;
+      },
+    });
+    this.stream = state.isOver ? undefined : state.call;
+  }
+
+  /** onQuotaResponseImpl. */
+  private onQuotaResponse(response: WireResponse): void {
+    this.received.push(response);
+    const nowMs = this.options.nowMs();
+    for (const action of response.bucketAction ?? []) {
+      const id = action.bucketId?.bucket;
+      if (id === undefined || Object.keys(id).length === 0) continue;
+      const key = keyOf(id);
+      const cached = this.cache.get(key);
+      if (cached === undefined) continue;
+      let limiter: TokenBucket | undefined;
+      if (action.quotaAssignmentAction !== undefined) {
+        const strategy = action.quotaAssignmentAction.rateLimitStrategy;
+        if (strategy?.blanketRule !== undefined) limiter = undefined;
+        else if (strategy?.tokenBucket !== undefined)
+          limiter = isSameTokenBucket(strategyOf(cached.action), strategy)
+            ? cached.limiter
+            : this.newLimiter(strategy, cached.limiter, nowMs);
+        else continue; // RequestsPerTimeUnit, or no strategy: skipped, the bucket unchanged.
+      } else if (action.abandonAction !== undefined) {
+        this.cache.delete(key);
         continue;
       }
-      const strategy = action.quotaAssignmentAction?.rateLimitStrategy;
-      const perSecond = this.rateOf(strategy);
-      this.perSecond = perSecond;
-      // A new bucket size: what was saved is kept, within it.
-      this.tokens = Math.min(this.tokens, perSecond === Infinity ? 0 : perSecond);
-      this.received.push({ atMs: this.options.nowMs(), perSecond });
+      cached.action = action;
+      cached.limiter = limiter;
+      cached.fallbackExpiresMs = undefined;
+      const ttlSeconds = action.quotaAssignmentAction?.assignmentTimeToLive?.seconds ?? 0;
+      cached.actionExpiresMs = nowMs + ttlSeconds * 1000;
     }
+    this.runTimers();
   }
 
-  private rateOf(strategy: Strategy | undefined): number {
-    if (strategy?.strategy === 'blanketRule')
-      return strategy.blanketRule === 'DENY_ALL' ? 0 : Infinity;
-    const rate = strategy?.requestsPerTimeUnit;
-    if (rate === undefined) return Infinity;
-    return (rate.requestsPerTimeUnit ?? 0) / (UNIT_SECONDS[rate.timeUnit ?? 'SECOND'] ?? 1);
+  /** createTokenBucketFromAction. */
+  private newLimiter(
+    strategy: WireStrategy,
+    existing: TokenBucket | undefined,
+    nowMs: number,
+  ): TokenBucket {
+    const tb = strategy.tokenBucket ?? {};
+    const seconds = Math.trunc(
+      (tb.fillInterval?.seconds ?? 0) + (tb.fillInterval?.nanos ?? 0) / 1e9,
+    );
+    // A double divided by an int64 0 is infinite in C++, as here.
+    const rate = Math.max(Math.abs((tb.tokensPerFill?.value ?? 0) / seconds), MIN_FILL_RATE);
+    const maxTokens = tb.maxTokens ?? 0;
+    const nowS = nowMs / 1000;
+    const initial =
+      existing === undefined
+        ? maxTokens
+        : Math.trunc(maxTokens * (existing.remaining(nowS) / existing.maxTokens));
+    return new TokenBucket(maxTokens, rate, nowS, initial);
   }
 
-  private tick(): void {
-    const now = this.options.nowMs();
-    const elapsedMs = now - this.lastTickMs;
-    this.lastTickMs = now;
-    this.arrivals += (this.options.demandPerSecond * elapsedMs) / 1000;
-    const rate = this.perSecond;
-    if (rate !== undefined && rate !== Infinity)
-      this.tokens = Math.min(rate, this.tokens + (rate * elapsedMs) / 1000);
-    let allowedNow = 0;
-    for (; this.arrivals >= 1; this.arrivals -= 1) {
-      if (rate === Infinity || (rate !== undefined && this.tokens >= 1)) {
-        allowedNow += 1;
-        if (rate !== Infinity) this.tokens -= 1;
-      } else this.denied += 1;
+  /** The expiry timers due, in the order they fell due (onAction/FallbackExpirationTimer). */
+  private runTimers(): void {
+    const nowMs = this.options.nowMs();
+    for (const cached of this.cache.values()) {
+      if (cached.actionExpiresMs !== undefined && cached.actionExpiresMs <= nowMs) {
+        const firedMs = cached.actionExpiresMs;
+        cached.actionExpiresMs = undefined;
+        const expired = this.options.settings?.expired;
+        if (expired === undefined) {
+          cached.action = undefined;
+          cached.limiter = undefined;
+        } else {
+          const fallback = expired.fallback;
+          const held = strategyOf(cached.action);
+          cached.limiter =
+            fallback.tokenBucket === undefined
+              ? undefined
+              : isSameTokenBucket(held, fallback)
+                ? cached.limiter
+                : this.newLimiter(fallback, cached.limiter, firedMs);
+          cached.action = { quotaAssignmentAction: { rateLimitStrategy: fallback } };
+          cached.fallbackExpiresMs = firedMs + (expired.timeoutSeconds ?? 0) * 1000;
+        }
+      }
+      if (cached.fallbackExpiresMs !== undefined && cached.fallbackExpiresMs <= nowMs) {
+        cached.fallbackExpiresMs = undefined;
+        cached.action = undefined;
+        cached.limiter = undefined;
+      }
     }
-    this.allowed += allowedNow;
-    this.count(now - elapsedMs, now, allowedNow);
-    // An abandoned bucket is watched again by the next request, as Envoy does.
-    if (!this.isSubscribed && this.stream !== undefined && allowedNow + this.denied > 0)
-      this.subscribe();
-  }
-
-  /**
-   * Spreads a tick's requests over the seconds it covers, in proportion: a tick the event loop
-   * ran late must not move requests from one second into the next.
-   */
-  private count(fromMs: number, toMs: number, allowed: number): void {
-    const span = Math.max(toMs - fromMs, 1e-9);
-    for (let second = Math.floor(fromMs / 1000); second * 1000 < toMs; second++) {
-      const part = Math.min(toMs, (second + 1) * 1000) - Math.max(fromMs, second * 1000);
-      const share = (allowed * part) / span;
-      this.allowedPerSecond.set(second, (this.allowedPerSecond.get(second) ?? 0) + share);
-    }
-  }
-
-  private report(): void {
-    if (this.isSubscribed) this.send(this.options.nowMs() - this.lastReportMs);
-  }
-
-  private send(elapsedMs: number): void {
-    const ms = Math.max(1, elapsedMs);
-    this.stream?.write({
-      domain: this.options.domain,
-      bucketQuotaUsages: [
-        {
-          bucketId: { bucket: this.options.bucket },
-          timeElapsed: { seconds: Math.floor(ms / 1000), nanos: Math.round((ms % 1000) * 1e6) },
-          numRequestsAllowed: this.allowed,
-          numRequestsDenied: this.denied,
-        },
-      ],
-    });
-    this.lastReportMs = this.options.nowMs();
-    this.allowed = 0;
-    this.denied = 0;
   }
 }

@@ -1,21 +1,27 @@
-// A fleet of five simulated Envoys with skewed demand (1:2:4:8:16) against two replicas of the
-// built service sharing a real redis-server: the budget holds per second, shares converge
-// within two reporting intervals, a killed replica's Envoys move to the other and the budget
-// comes back whole, a reloaded rule is pushed within a second and a removed one abandoned.
+// A fleet of five Envoys with skewed demand (1:2:4:8:16), each behaving as the rate_limit_quota
+// filter does (test/helpers/rlqs-envoy.ts, written from Envoy's source), against two replicas of
+// the built service sharing a real redis-server: no stream ends on what an Envoy sends, the
+// budget holds per 5 s window, shares converge within two report ticks, a SIGKILLed replica's
+// Envoys move to the other at their next tick and the budget holds, a reloaded rule is pushed
+// within a second and a removed one abandoned.
+// Liberty: Envoy's report timer fires every 5 s; here every second (TICK_MS), in real time, so
+// the run takes seconds; time_elapsed is still whole seconds of the Envoys' clock.
 import { fairShares } from '../../src/quota';
 import { collectCleanups } from '../helpers/cleanups';
 import { eventually } from '../helpers/eventually';
 import { RedisServer } from '../helpers/redis-server';
-import { SimEnvoy } from '../helpers/rlqs-envoy';
+import { SimEnvoy } from '../helpers/rlqs-sim-envoy';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 
 const cleanup = collectCleanups();
 
-const INTERVAL_MS = 300;
+const TICK_MS = 1000;
+const WINDOW_MS = 5000;
 const BUDGET = 150;
 const DEMANDS = [10, 20, 40, 80, 160];
 const BUCKET = { name: 'api', tenant: 'acme' };
+const INVALID_ARGUMENT = 3;
 
 function rules(budget: number | undefined): string {
   const rule =
@@ -29,8 +35,8 @@ const origin = performance.now();
 const nowMs = (): number => performance.now() - origin;
 
 /**
- * Whether every Envoy holds its max-min fair share of `budget`: within 10%, or within one
- * request per reporting interval, the resolution of a demand counted in whole requests.
+ * Whether every Envoy enforces its max-min fair share of `budget`: within 10%, or one request a
+ * second (a demand counted in whole requests per tick).
  */
 function isFair(fleet: readonly SimEnvoy[], budget: number): boolean {
   const fair = fairShares(
@@ -39,23 +45,37 @@ function isFair(fleet: readonly SimEnvoy[], budget: number): boolean {
   );
   return fleet.every((e, i) => {
     const want = fair.get(String(i)) ?? 0;
-    const resolution = 1000 / INTERVAL_MS;
-    return e.share !== undefined && Math.abs(e.share - want) <= Math.max(0.1 * want, resolution);
+    const share = e.share;
+    return share !== undefined && Math.abs(share - want) <= Math.max(0.1 * want, 1000 / TICK_MS);
   });
 }
 
-/** Requests the fleet let through in each whole second from `fromMs` to `toMs`. */
-function perSecond(fleet: readonly SimEnvoy[], fromMs: number, toMs: number): number[] {
-  const out: number[] = [];
-  for (let s = Math.ceil(fromMs / 1000); s < Math.floor(toMs / 1000); s++)
-    out.push(fleet.reduce((sum, e) => sum + (e.allowedPerSecond.get(s) ?? 0), 0));
-  return out;
+/** Requests the fleet let through from `fromMs` (a whole second) for `ms`. */
+function admitted(fleet: readonly SimEnvoy[], fromMs: number, ms: number): number {
+  let sum = 0;
+  for (let s = fromMs / 1000; s < (fromMs + ms) / 1000; s++)
+    for (const e of fleet) sum += e.allowedPerSecond.get(s) ?? 0;
+  return sum;
 }
 
 async function waitUntil(check: () => boolean, what: string, timeoutMs: number): Promise<number> {
   const started = nowMs();
   await eventually(check, { what, timeoutMs, intervalMs: 10 });
   return nowMs() - started;
+}
+
+/** Waits for the next whole second and returns it. */
+async function nextSecond(): Promise<number> {
+  const at = Math.ceil(nowMs() / 1000) * 1000;
+  await waitUntil(() => nowMs() >= at, 'the next second', 2000);
+  return at;
+}
+
+/** Admitted requests in a 5 s window starting at the next whole second. */
+async function window(fleet: readonly SimEnvoy[]): Promise<number> {
+  const from = await nextSecond();
+  await waitUntil(() => nowMs() >= from + WINDOW_MS + 50, 'a 5 s window', WINDOW_MS + 2000);
+  return admitted(fleet, from, WINDOW_MS);
 }
 
 test('five Envoys, two replicas, one budget', async () => {
@@ -79,7 +99,7 @@ test('five Envoys, two replicas, one budget', async () => {
   for (const r of replicas) cleanup(() => r.stop());
   const [a, b] = replicas;
 
-  // Three Envoys on A, two on B; each fails over to the other.
+  // Three Envoys on A, two on B; each moves to the other when its stream is lost.
   const fleet = DEMANDS.map((demandPerSecond, i) => {
     const first = i % 2 === 0 ? a : b;
     const other = first === a ? b : a;
@@ -89,31 +109,28 @@ test('five Envoys, two replicas, one budget', async () => {
       domain: 'edge',
       bucket: BUCKET,
       demandPerSecond,
-      reportIntervalMs: INTERVAL_MS,
+      reportIntervalMs: TICK_MS,
       nowMs,
     });
   });
   cleanup(() => {
     for (const e of fleet) e.stop();
   });
-  const startedMs = nowMs();
   for (const e of fleet) e.start();
 
-  // Convergence: within two reporting intervals of the first reports (and a tick of slack for
-  // the replicas' exchange, measured on a loaded machine).
+  // Convergence: within two ticks of the first report (a tick measures the demand, the next
+  // corrects what the first shares let through), plus the replicas' exchange on a loaded machine.
   await waitUntil(() => fleet.every((e) => e.share !== undefined), 'first assignments', 5000);
-  await waitUntil(() => isFair(fleet, BUDGET), 'fair shares', 5000);
-  const toConverge = nowMs() - startedMs;
-  expect(toConverge).toBeLessThanOrEqual(2 * INTERVAL_MS + 400);
+  const firstMs = nowMs();
+  await waitUntil(() => isFair(fleet, BUDGET), 'fair shares', 8000);
+  const toConverge = nowMs() - firstMs;
+  expect(toConverge).toBeLessThanOrEqual(2 * TICK_MS + 600);
 
-  // The budget per second, over three whole seconds of steady demand.
-  const steadyFrom = nowMs();
-  await waitUntil(() => nowMs() - steadyFrom >= 3200, 'three seconds of traffic', 5000);
-  const steady = perSecond(fleet, steadyFrom, nowMs());
-  expect(steady.length).toBeGreaterThanOrEqual(2);
+  // The budget per 5 s window, twice, with steady demand.
+  const steady = [await window(fleet), await window(fleet)];
   for (const count of steady) {
-    expect(count).toBeLessThanOrEqual(BUDGET * 1.05);
-    expect(count).toBeGreaterThanOrEqual(BUDGET * 0.9);
+    expect(count).toBeLessThanOrEqual(BUDGET * 5 * 1.05);
+    expect(count).toBeGreaterThanOrEqual(BUDGET * 5 * 0.9);
   }
 
   // Each replica's /rlqs lists the rule with every Envoy, its own and the other's.
@@ -127,7 +144,7 @@ test('five Envoys, two replicas, one budget', async () => {
   const envoys = view.rules[0]?.buckets[0]?.envoys ?? [];
   expect(envoys.filter((e) => e.isLocal)).toHaveLength(2);
   expect(envoys).toHaveLength(5);
-  expect(envoys.reduce((sum, e) => sum + e.share, 0)).toBe(BUDGET);
+  expect(envoys.reduce((sum, e) => sum + e.share, 0)).toBeCloseTo(BUDGET, 6);
   expect(envoys.map((e) => e.demand).every((d) => d > 0)).toBe(true);
 
   // A changed rule reaches every Envoy within a second, through both replicas.
@@ -139,28 +156,26 @@ test('five Envoys, two replicas, one budget', async () => {
     3000,
   );
   expect(pushMs).toBeLessThanOrEqual(1000);
-  await waitUntil(() => isFair(fleet, 300), 'fair shares of the new budget', 5000);
+  await waitUntil(() => isFair(fleet, 300), 'fair shares of the new budget', 8000);
 
-  // A replica dies: its Envoys reconnect to the other, which hands out the whole budget again
-  // once the dead replica's demand expires.
+  // A replica is SIGKILLed: its Envoys keep their assignments (30 s TTL) and open their next
+  // stream, at their next tick, on the other replica, which shares the budget among all five.
   const onA = fleet.filter((e) => e.port === a.ports.grpc);
   expect(onA.length).toBe(3);
   const killedAt = nowMs();
   await a.stop();
   await waitUntil(() => onA.every((e) => e.port === b.ports.grpc), 'reconnections to B', 5000);
-  // Fair again with assignments from B, not the last ones A sent.
+  const reconnectMs = nowMs() - killedAt;
+  expect(reconnectMs).toBeLessThanOrEqual(TICK_MS + 500);
   const rebalanceMs = await waitUntil(
     () => onA.every((e) => e.received.some((r) => r.atMs > killedAt)) && isFair(fleet, 300),
     'shares rebalanced on B',
     5000,
   );
-  const afterKill = nowMs();
-  await waitUntil(() => nowMs() - afterKill >= 2200, 'two seconds on one replica', 5000);
-  for (const count of perSecond(fleet, afterKill, nowMs())) {
-    expect(count).toBeLessThanOrEqual(300 * 1.05);
-    // All of the fleet's demand (310) but the 10 the budget denies: nothing is lost.
-    expect(count).toBeGreaterThanOrEqual(300 * 0.9);
-  }
+  const afterKill = await window(fleet);
+  expect(afterKill).toBeLessThanOrEqual(300 * 5 * 1.05);
+  // All of the fleet's demand (310) but the 10 the budget denies: nothing is lost.
+  expect(afterKill).toBeGreaterThanOrEqual(300 * 5 * 0.9);
 
   // A removed rule is abandoned by every Envoy.
   const removedAt = nowMs();
@@ -172,12 +187,18 @@ test('five Envoys, two replicas, one budget', async () => {
   );
   expect(abandonMs).toBeLessThanOrEqual(1000);
 
+  // No stream ever ended on what an Envoy sent: only the killed replica's streams were lost.
+  const ends = fleet.flatMap((e) => e.client.streamEnds);
+  expect(ends.filter((end) => end.code === INVALID_ARGUMENT)).toEqual([]);
+  expect(fleet.map((e) => e.client.streamEnds.length)).toEqual(
+    fleet.map((e) => (onA.includes(e) ? 1 : 0)),
+  );
+
   // Figures for docs/rlqs.md.
   process.stderr.write(
-    `rlqs fleet: fair shares ${Math.round(toConverge)} ms after start; steady seconds ` +
-      `${steady.map(Math.round).join(', ')} of ${BUDGET}; reload pushed in ${Math.round(pushMs)} ms; ` +
-      `rebalanced ${Math.round(rebalanceMs)} ms after the last reconnection, ` +
-      `${Math.round(afterKill - killedAt)} ms after the kill; one replica: ${perSecond(fleet, afterKill, removedAt).map(Math.round).join(', ')} of 300; ` +
-      `abandoned in ${Math.round(abandonMs)} ms\n`,
+    `rlqs fleet: fair shares ${Math.round(toConverge)} ms after the first assignments; 5 s windows ` +
+      `${steady.join(', ')} of ${BUDGET * 5}; reload pushed in ${Math.round(pushMs)} ms; ` +
+      `reconnected ${Math.round(reconnectMs)} ms after the kill, rebalanced ${Math.round(rebalanceMs)} ms later; ` +
+      `one replica: ${afterKill} of 1500; abandoned in ${Math.round(abandonMs)} ms\n`,
   );
-}, 40_000);
+}, 60_000);

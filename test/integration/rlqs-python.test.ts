@@ -19,7 +19,7 @@ const PROTOS = [
   'envoy/type/v3/token_bucket.proto',
 ];
 
-// Two streams of one channel: A reports and is answered; B's report halves A's share, which
+// Two streams of one channel, each opened with Envoy's first message: A reports and is answered; B's report halves A's share, which
 // is pushed to A without A reporting again. A then half-closes and ends with OK, and its share
 // is pushed to B at once; B half-closes and ends with OK.
 const CLIENT = `
@@ -28,10 +28,14 @@ from google.protobuf.json_format import MessageToDict
 sys.path.insert(0, sys.argv[1])
 from envoy.service.rate_limit_quota.v3 import rlqs_pb2, rlqs_pb2_grpc
 
-def report(elapsed_nanos):
+def report():
+    # Envoy's first message for a new bucket (createBucketImpl, getUsageFromBucket): the request
+    # that made it, and time_elapsed {seconds: 0}, set and empty.
     usage = rlqs_pb2.RateLimitQuotaUsageReports.BucketQuotaUsage(num_requests_allowed=1)
     usage.bucket_id.bucket['name'] = 'api'
-    usage.time_elapsed.nanos = elapsed_nanos
+    usage.time_elapsed.SetInParent()
+    usage.time_elapsed.seconds = 0
+    assert usage.HasField('time_elapsed')
     return rlqs_pb2.RateLimitQuotaUsageReports(domain='edge', bucket_quota_usages=[usage])
 
 def messages(q):
@@ -48,10 +52,10 @@ with grpc.insecure_channel(sys.argv[2]) as channel:
     stub = rlqs_pb2_grpc.RateLimitQuotaServiceStub(channel)
     qa, qb = queue.Queue(), queue.Queue()
     a = stub.StreamRateLimitQuotas(messages(qa), timeout=15)
-    qa.put(report(1000))
+    qa.put(report())
     first = next(a)
     b = stub.StreamRateLimitQuotas(messages(qb), timeout=15)
-    qb.put(report(1000))
+    qb.put(report())
     other = next(b)
     push = next(a)
     # One after the other: A's end frees its share, which B is pushed at once.
@@ -67,17 +71,19 @@ with grpc.insecure_channel(sys.argv[2]) as channel:
     }))
 `;
 
-function assignment(requests: number): unknown {
+/** A token bucket of `perSecond` as Envoy applies it: whole tokens every whole second. */
+function assignment(perSecond: number): unknown {
   return {
     bucket_action: [
       {
         bucket_id: { bucket: { name: 'api' } },
         quota_assignment_action: {
-          assignment_time_to_live: '10s',
+          assignment_time_to_live: '30s',
           rate_limit_strategy: {
-            requests_per_time_unit: {
-              requests_per_time_unit: String(requests),
-              time_unit: 'SECOND',
+            token_bucket: {
+              max_tokens: perSecond,
+              tokens_per_fill: perSecond,
+              fill_interval: '1s',
             },
           },
         },
@@ -86,7 +92,7 @@ function assignment(requests: number): unknown {
   };
 }
 
-test("Debian's python3-grpcio streams reports and decodes an assignment and a push", async () => {
+test("Debian's python3-grpcio sends Envoy's exact first message (time_elapsed {seconds: 0}) and gets an assignment and a push", async () => {
   const runtime = new RuntimeDir({
     'edge.yaml':
       'domain: edge\nquota_buckets:\n  - bucket: { name: api }\n    requests_per_unit: 100\n    unit: second\n',

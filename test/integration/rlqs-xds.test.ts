@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { collectCleanups } from '../helpers/cleanups';
 import { eventually } from '../helpers/eventually';
-import { SimEnvoy } from '../helpers/rlqs-envoy';
+import { SimEnvoy } from '../helpers/rlqs-sim-envoy';
 import { ServiceProcess } from '../helpers/service-process';
 import { SimProcess } from '../helpers/sim-process';
 

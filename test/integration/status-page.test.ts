@@ -124,7 +124,7 @@ it('lists the RLQS bucket rules and the Envoy watching a bucket, with its share'
   await row.waitFor();
   // The one Envoy watching gets the whole budget.
   expect(await row.innerText()).toMatch(
-    /shop\s+name=api,tenant=\*\s+100 \/ minute, requests_per_time_unit\s+name=api,tenant=acme\s+127\.0\.0\.1:\d+\s+100/,
+    /shop\s+name=api,tenant=\*\s+100 \/ minute, token_bucket \(max 100\)\s+name=api,tenant=acme\s+127\.0\.0\.1:\d+\s+100/,
   );
   expect(await page.locator('#quota-note').innerText()).toContain('1 streams open');
 });

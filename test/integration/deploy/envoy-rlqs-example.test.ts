@@ -14,6 +14,7 @@ const QUOTA_FILTER =
 const HCM =
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
+const SETTINGS = 'envoy.extensions.filters.http.rate_limit_quota.v3.RateLimitQuotaBucketSettings';
 
 // Envoy's YAML is read by deep paths, after ProtoJsonChecker has checked it against the protos.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -115,4 +116,51 @@ test('every bucket id the filter builds is governed by a rule of the example rul
     kind: 'blanket',
     rule: 'deny_all',
   });
+});
+
+/** Every value under `key` anywhere in `value`, with its path. */
+function every(value: unknown, key: string, at = ''): { at: string; value: Obj }[] {
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value as Obj).flatMap(([k, v]) => [
+    ...(k === key ? [{ at: `${at}.${k}`, value: v as Obj }] : []),
+    ...every(v, key, `${at}.${k}`),
+  ]);
+}
+
+// What Envoy's filter really does with these settings (docs/rlqs.md#what-envoy-applies, read
+// from filter.cc, global_client_impl.cc and filter_persistence.cc).
+test('the filter config relies on nothing Envoy does not implement', () => {
+  const filter = quotaFilter();
+  const settings = every(filter, 'typed_config').filter(
+    (s) => s.value['@type'] === `type.googleapis.com/${SETTINGS}`,
+  );
+  expect(settings).toHaveLength(2);
+  // Not read by Envoy: reuse_last_assignment; skipped by Envoy: requests_per_time_unit.
+  expect(every(filter, 'reuse_last_assignment')).toEqual([]);
+  expect(every(filter, 'requests_per_time_unit')).toEqual([]);
+  for (const { value } of settings) {
+    // Required by the proto, ignored by Envoy (5 s, whatever it says): 5s, and said so.
+    expect(value.reporting_interval).toBe('5s');
+    // A token bucket as no_assignment_behavior dereferences a null limiter in Envoy.
+    expect(Object.keys(value.no_assignment_behavior.fallback_rate_limit)).toEqual(['blanket_rule']);
+    const expired = value.expired_assignment_behavior as Obj | undefined;
+    // Without a timeout the fallback lasts 0 s (its seconds are the fallback's TTL).
+    if (expired !== undefined)
+      expect(expired.expired_assignment_behavior_timeout).toMatch(/^\d+s$/);
+  }
+  expect(text).toMatch(/ignored by Envoy: it reports every\s+#\s+5 s/);
+  // Token buckets in whole seconds: Envoy's rate is tokens_per_fill / ToInt64Seconds(fill_interval).
+  for (const { value } of every(filter, 'token_bucket')) {
+    expect(value.fill_interval).toMatch(/^[1-9]\d*s$/);
+    expect(Number.isInteger(value.tokens_per_fill)).toBe(true);
+  }
+  // The rule file's budgets are token buckets, the strategy Envoy applies.
+  const source = path.join(EXAMPLE, 'ratelimit', 'config', 'edge-quota.yaml');
+  const doc = parseConfigFile(source, readFileSync(source, 'utf8'));
+  if (doc instanceof ConfigError) throw doc;
+  const budgets = (doc.quotaBuckets ?? []).filter((r) => r.policy.kind === 'budget');
+  expect(budgets.map((r) => r.policy)).toEqual([
+    expect.objectContaining({ strategy: 'token_bucket' }),
+    expect.objectContaining({ strategy: 'token_bucket' }),
+  ]);
 });

@@ -107,10 +107,10 @@ const CASES: Case[] = [
     { 'a.yaml': file('  - { bucket: { t: a }, unit: second }\n') },
   ],
   [
-    'max_tokens without a token bucket',
+    'requests_per_time_unit, which Envoy ignores',
     {
       'a.yaml': file(
-        '  - { bucket: { t: a }, requests_per_unit: 1, unit: second, max_tokens: 5 }\n',
+        '  - { bucket: { t: a }, requests_per_unit: 1, unit: second, strategy: requests_per_time_unit }\n',
       ),
     },
   ],

@@ -97,8 +97,6 @@ it('reads what is left unset as a file without the key: the defaults', () => {
     domain: 'edge',
     quotaBuckets: [
       { bucket: { name: 'api', tenant: '*' }, requestsPerUnit: { value: 10 }, unit: 'SECOND' },
-      // A wrapper whose value is 0 arrives empty: a budget of 0, not the absence of one.
-      { bucket: { name: 'none' }, requestsPerUnit: {}, unit: 'HOUR' },
       {
         bucket: { name: 'tb' },
         requestsPerUnit: { value: 7 },
@@ -113,21 +111,10 @@ it('reads what is left unset as a file without the key: the defaults', () => {
       'name=api,tenant=*',
       {
         kind: 'budget',
-        strategy: 'requests_per_time_unit',
+        strategy: 'token_bucket',
         requestsPerUnit: 10,
         unit: 'SECOND',
         maxTokens: 10,
-      },
-      undefined,
-    ],
-    [
-      'name=none',
-      {
-        kind: 'budget',
-        strategy: 'requests_per_time_unit',
-        requestsPerUnit: 0,
-        unit: 'HOUR',
-        maxTokens: 0,
       },
       undefined,
     ],
@@ -255,9 +242,21 @@ describe('a bad rule refuses the resource, naming it and the item', () => {
       "resource edge: config error, 'requests_per_unit' has no meaning beside 'blanket_rule' (at quota_buckets[0].requests_per_unit)",
     ],
     [
-      'max_tokens without a token bucket',
-      [{ ...API, requestsPerUnit: { value: 5 }, unit: 'SECOND', maxTokens: { value: 9 } }],
-      "resource edge: config error, 'max_tokens' needs strategy token_bucket (at quota_buckets[0].max_tokens)",
+      'requests_per_time_unit, which Envoy ignores',
+      [
+        {
+          ...API,
+          requestsPerUnit: { value: 5 },
+          unit: 'SECOND',
+          strategy: 'REQUESTS_PER_TIME_UNIT',
+        },
+      ],
+      "resource edge: config error, strategy requests_per_time_unit: Envoy's rate_limit_quota filter ignores it (it logs that the strategy is not yet supported and keeps its no_assignment_behavior, so nothing is limited); leave 'strategy' out or write token_bucket (at quota_buckets[0].strategy)",
+    ],
+    [
+      'a budget of 0 (a wrapper whose value is 0 arrives empty)',
+      [{ ...API, requestsPerUnit: {}, unit: 'HOUR' }],
+      'resource edge: config error, a token bucket needs requests_per_unit above 0 (use blanket_rule: deny_all) (at quota_buckets[0].requests_per_unit)',
     ],
     [
       'a max_tokens of 0',
@@ -295,7 +294,7 @@ describe('a bad rule refuses the resource, naming it and the item', () => {
     [
       'a strategy this service does not know',
       [{ ...API, requestsPerUnit: { value: 5 }, unit: 'SECOND', strategy: 7 }],
-      'resource edge: config error, \'strategy\' must be one of requests_per_time_unit, token_bucket, got "7" (at quota_buckets[0].strategy)',
+      'resource edge: config error, \'strategy\' must be one of token_bucket, got "7" (at quota_buckets[0].strategy)',
     ],
     [
       'one bucket twice',

@@ -29,7 +29,6 @@ quota_buckets:
   - bucket: { tenant: "*", name: api }
     requests_per_unit: 100
     unit: second
-    strategy: requests_per_time_unit
     assignment_ttl: 30s
   - bucket: { name: blocked }
     blanket_rule: deny_all
@@ -57,7 +56,7 @@ quota_buckets:
     ],
     policy: {
       kind: 'budget',
-      strategy: 'requests_per_time_unit',
+      strategy: 'token_bucket',
       requestsPerUnit: 100,
       unit: 'SECOND',
       maxTokens: 100,
@@ -145,13 +144,19 @@ describe('each refusal names its code, reason and path', () => {
       'quota_buckets: [{ bucket: { a: b }, requests_per_unit: 5, unit: second, strategy: leaky }]',
       'INVALID_ALGORITHM',
       'quota_buckets[0].strategy',
-      /requests_per_time_unit, token_bucket/,
+      /must be one of token_bucket, got "leaky"/,
     ],
     [
-      'quota_buckets: [{ bucket: { a: b }, requests_per_unit: 5, unit: second, max_tokens: 9 }]',
+      'quota_buckets: [{ bucket: { a: b }, requests_per_unit: 5, unit: second, strategy: requests_per_time_unit }]',
+      'INVALID_ALGORITHM',
+      'quota_buckets[0].strategy',
+      /Envoy's rate_limit_quota filter ignores it/,
+    ],
+    [
+      'quota_buckets: [{ bucket: { a: b }, requests_per_unit: 0, unit: second }]',
       'BAD_LIMIT',
-      'quota_buckets[0].max_tokens',
-      /needs strategy token_bucket/,
+      'quota_buckets[0].requests_per_unit',
+      /above 0 \(use blanket_rule: deny_all\)/,
     ],
     [
       'quota_buckets: [{ bucket: { a: b }, requests_per_unit: 0, unit: second, strategy: token_bucket }]',

@@ -1,7 +1,7 @@
 // Fakes for the quota service's tests: a transport that records what it is sent, reports as
 // Envoy's filter builds them, rule sets from plain items, and a demand hub for replicas.
 import { ManualClock } from '../../../src/lib/clock';
-import { silentLogger } from '../../../src/lib/logger';
+import { silentLogger, type Logger } from '../../../src/lib/logger';
 import {
   MemoryDemandShare,
   mergeQuotaRules,
@@ -50,7 +50,7 @@ export class RecordingSink implements QuotaStreamSink {
     return this.actions.filter((a) => JSON.stringify([...a.bucket].sort()) === key).at(-1);
   }
 
-  /** The share the Envoy holds for a bucket (requests per unit), 0 after abandon or DENY_ALL. */
+  /** The share the Envoy holds for a bucket (a token bucket's per second), 0 after abandon or DENY_ALL. */
   held(bucket: Record<string, string>): number | undefined {
     const action = this.last(bucket);
     if (action === undefined) return undefined;
@@ -58,7 +58,8 @@ export class RecordingSink implements QuotaStreamSink {
     const s = action.strategy;
     if (s.kind === 'requests_per_time_unit') return s.requestsPerTimeUnit;
     if (s.kind === 'blanket') return s.rule === 'DENY_ALL' ? 0 : Infinity;
-    return (1000 / s.fillIntervalMs) * s.tokensPerFill;
+    // As Envoy computes it: tokens_per_fill / ToInt64Seconds(fill_interval).
+    return s.tokensPerFill / Math.trunc(s.fillIntervalMs / 1000);
   }
 }
 
@@ -106,7 +107,12 @@ export interface Harness {
 
 export function harness(
   rules: QuotaRuleSet,
-  options: { share?: QuotaDemandShare; limits?: Partial<QuotaLimits>; clock?: ManualClock } = {},
+  options: {
+    share?: QuotaDemandShare;
+    limits?: Partial<QuotaLimits>;
+    clock?: ManualClock;
+    logger?: Logger;
+  } = {},
 ): Harness {
   const clock = options.clock ?? new ManualClock(1_700_000_000_000);
   const stats = new StatsStore();
@@ -114,7 +120,7 @@ export function harness(
     clock,
     share: options.share ?? new MemoryDemandShare('r1'),
     limits: { ...LIMITS, ...options.limits },
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     stats: new QuotaStats(stats),
   });
   service.setRules(rules);

@@ -1,4 +1,5 @@
 // The quota service with one replica: watches, pushes, releases, expiry, reloads and bounds.
+import { MemoryLogger } from '../../../src/lib/logger';
 import { MIN_DEFAULT_TTL_MS, type BucketAction, type WireUsageReports } from '../../../src/quota';
 import { harness, RecordingSink, reports, ruleSet, settle } from './quota-fakes';
 
@@ -21,12 +22,13 @@ function open(
 test('the first report of a bucket is a watch answered with an assignment', () => {
   const h = harness(BUDGET_100);
   const { sink, stream } = open(h);
-  stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1, allowed: 1 }]));
+  // Envoy's first report of a new bucket: 0 seconds elapsed (whole seconds since it made it).
+  stream.receive(reports('edge', [{ bucket: API, elapsedMs: 0, allowed: 1 }]));
   expect(sink.actions).toEqual<BucketAction[]>([
     {
       kind: 'assign',
       bucket: new Map(Object.entries(API)),
-      strategy: { kind: 'requests_per_time_unit', requestsPerTimeUnit: 100, unit: 'SECOND' },
+      strategy: { kind: 'token_bucket', maxTokens: 100, tokensPerFill: 100, fillIntervalMs: 1000 },
       ttlMs: MIN_DEFAULT_TTL_MS,
     },
   ]);
@@ -49,9 +51,9 @@ test('blanket rules and token buckets are assigned as their strategies', () => {
   expect(sink.actions.map((a) => (a.kind === 'assign' ? [a.strategy, a.ttlMs] : a))).toEqual([
     [{ kind: 'blanket', rule: 'DENY_ALL' }, MIN_DEFAULT_TTL_MS],
     [{ kind: 'blanket', rule: 'ALLOW_ALL' }, 60_000],
-    // 600 a minute is 10 a second: one token every 100 ms, the whole bucket of 600.
+    // 600 a minute is 10 a second: 50 tokens every 5 whole seconds, the whole bucket of 600.
     [
-      { kind: 'token_bucket', maxTokens: 600, tokensPerFill: 1, fillIntervalMs: 100 },
+      { kind: 'token_bucket', maxTokens: 600, tokensPerFill: 50, fillIntervalMs: 5000 },
       MIN_DEFAULT_TTL_MS,
     ],
   ]);
@@ -67,7 +69,8 @@ test('a newcomer gets an equal share at once and the others are pushed their sma
   expect(a.sink.held(API)).toBe(50);
   const c = open(h);
   c.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
-  expect([a.sink.held(API), b.sink.held(API), c.sink.held(API)].sort()).toEqual([33, 33, 34]);
+  // A third of 100 is 66 tokens every 2 s as Envoy computes it: 33 a second, never above.
+  expect([a.sink.held(API), b.sink.held(API), c.sink.held(API)]).toEqual([33, 33, 33]);
 });
 
 test('a share that moves by 5% or less is not pushed; past it, it is', () => {
@@ -113,13 +116,14 @@ test('a silent Envoy is abandoned when its TTL passes, and its share goes to the
   a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
   b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
   // b reports once (its interval is known), then goes silent.
+  h.clock.advance(3000);
   b.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 3000, allowed: 30 }]));
-  for (let t = 0; t < 4; t++) {
+  for (let t = 0; t < 11; t++) {
     h.clock.advance(3000);
     a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 3000, allowed: 300 }]));
     await h.service.tick();
   }
-  // 12 s without a report from b, past the 10 s TTL.
+  // 33 s without a report from b, past the 30 s TTL.
   expect(b.sink.last(API)).toEqual({ kind: 'abandon', bucket: new Map(Object.entries(API)) });
   expect(a.sink.held(API)).toBe(100);
   expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.name_api.tenant_*.abandoned')).toBe(
@@ -135,28 +139,30 @@ test('an Envoy reporting every minute keeps its assignment until its first perio
     h.clock.advance(5000);
     await h.service.tick();
   }
-  // Refreshed every half TTL (5 s of the 10 s default), never abandoned while it waited.
+  // Refreshed every third of its TTL (10 s of the 30 s default), never abandoned meanwhile.
   expect(a.sink.actions.every((action) => action.kind === 'assign')).toBe(true);
-  expect(a.sink.responses.length).toBeGreaterThanOrEqual(12);
+  expect(a.sink.responses.length).toBeGreaterThanOrEqual(6);
   a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 60_000, allowed: 600 }]));
-  h.clock.advance(5000);
-  await h.service.tick();
-  // The interval seen makes the TTL 2 minutes.
-  expect(a.sink.last(API)).toMatchObject({ kind: 'assign', ttlMs: 120_000 });
+  for (let t = 0; t < 3; t++) {
+    h.clock.advance(5000);
+    await h.service.tick();
+  }
+  // The interval seen makes its TTL three of them.
+  expect(a.sink.last(API)).toMatchObject({ kind: 'assign', ttlMs: 180_000 });
   // Silent for longer than that once its interval is known: abandoned.
-  for (let t = 0; t < 25; t++) {
+  for (let t = 0; t < 37; t++) {
     h.clock.advance(5000);
     await h.service.tick();
   }
   expect(a.sink.last(API)).toMatchObject({ kind: 'abandon' });
 });
 
-test('assignments past half their TTL are sent again to Envoys still reporting', async () => {
+test('assignments past a third of their TTL are sent again to Envoys still reporting', async () => {
   const h = harness(BUDGET_100);
   const a = open(h);
-  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 1 }]));
-  h.clock.advance(4000);
-  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 4000, allowed: 4 }]));
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 0 }]));
+  h.clock.advance(9000);
+  a.stream.receive(reports('edge', [{ bucket: API, elapsedMs: 9000, allowed: 4 }]));
   await h.service.tick();
   expect(a.sink.responses).toHaveLength(1);
   h.clock.advance(1000);
@@ -187,7 +193,8 @@ test('a reload pushes a changed rule at once, abandons a removed one, and leaves
     {
       kind: 'assign',
       bucket: new Map(Object.entries(API)),
-      strategy: { kind: 'requests_per_time_unit', requestsPerTimeUnit: 40, unit: 'SECOND' },
+      // 40 a second: 80 tokens every 2 whole seconds.
+      strategy: { kind: 'token_bucket', maxTokens: 40, tokensPerFill: 80, fillIntervalMs: 2000 },
       ttlMs: MIN_DEFAULT_TTL_MS,
     },
   ]);
@@ -202,11 +209,13 @@ test('a bucket no rule governs gets nothing, is counted, and is assigned once a 
   expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.buckets_without_rule')).toBe(2);
   h.service.setRules(ruleSet('edge', [{ bucket: { name: 'web' }, blanket_rule: 'deny_all' }]));
   expect(a.sink.held({ name: 'web' })).toBe(0);
-  // A domain nobody configured: counted under a name made at run time.
+  // A domain no rule names: its usages are refused, the stream goes on, nothing is watched.
   const b = open(h);
-  b.stream.receive(reports('nowhere', [{ bucket: { name: 'web' }, elapsedMs: 1 }]));
-  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.nowhere.buckets_without_rule')).toBe(1);
+  b.stream.receive(reports('nowhere', [{ bucket: { name: 'web' }, elapsedMs: 0 }]));
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.usages_refused')).toBe(1);
+  expect(b.stream.buckets.size).toBe(0);
   expect(b.sink.responses).toEqual([]);
+  expect(b.sink.ended).toBeUndefined();
 });
 
 test('a stream watches at most maxBucketsPerStream buckets; the rest are counted', () => {
@@ -238,46 +247,90 @@ test('while the peer does not read, what is due waits, one entry per bucket, lat
   expect(a.sink.held(API)).toBe(25);
 });
 
-describe('a report that breaks the rules ends the stream with INVALID_ARGUMENT naming the field', () => {
+describe('what Envoy sends is taken; a usage that would hurt is refused alone', () => {
+  test("Envoy's first report (0 s, or none) is a watch; a report without usages keeps the stream", async () => {
+    const h = harness(BUDGET_100);
+    const a = open(h);
+    a.stream.receive({ domain: 'edge', bucketQuotaUsages: [{ bucketId: { bucket: API } }] });
+    expect(a.sink.held(API)).toBe(100);
+    // After an abandon leaves it no bucket, Envoy's tick sends the domain and nothing else.
+    a.stream.receive({ domain: 'edge' });
+    a.stream.receive({ domain: 'edge', bucketQuotaUsages: [] });
+    await settle();
+    expect(a.sink.ended).toBeUndefined();
+    expect(h.service.openStreams.size).toBe(1);
+  });
+
   it.each<[string, WireUsageReports]>([
-    ['domain: must not be empty', reports('', [{ bucket: API, elapsedMs: 1 }])],
-    ['bucket_quota_usages: needs at least one item', { domain: 'edge' }],
     [
       'bucket_quota_usages[0].bucket_id: is required',
       { domain: 'edge', bucketQuotaUsages: [{ timeElapsed: { seconds: 1 } }] },
     ],
     [
       'bucket_quota_usages[0].bucket_id.bucket: needs at least one key and value',
-      reports('edge', [{ bucket: {}, elapsedMs: 1 }]),
+      reports('edge', [{ bucket: {}, elapsedMs: 1000 }]),
     ],
     [
-      'bucket_quota_usages[1].bucket_id.bucket["name"]: is empty',
-      reports('edge', [
-        { bucket: API, elapsedMs: 1 },
-        { bucket: { name: '' }, elapsedMs: 1 },
-      ]),
+      'bucket_quota_usages[0].bucket_id.bucket["name"]: is empty',
+      reports('edge', [{ bucket: { name: '' }, elapsedMs: 1000 }]),
     ],
     [
       'bucket_quota_usages[0].bucket_id.bucket: has an empty key',
-      reports('edge', [{ bucket: { '': 'x' }, elapsedMs: 1 }]),
+      reports('edge', [{ bucket: { '': 'x' }, elapsedMs: 1000 }]),
     ],
     [
-      'bucket_quota_usages[0].time_elapsed: is required',
-      { domain: 'edge', bucketQuotaUsages: [{ bucketId: { bucket: API } }] },
+      'bucket_quota_usages[0].time_elapsed: must not be negative',
+      {
+        domain: 'edge',
+        bucketQuotaUsages: [{ bucketId: { bucket: API }, timeElapsed: { seconds: -5 } }],
+      },
     ],
     [
-      'bucket_quota_usages[0].time_elapsed: must be above 0',
-      reports('edge', [{ bucket: API, elapsedMs: 0 }]),
+      'bucket_quota_usages[0].num_requests_allowed: with num_requests_denied counts 18014398509481984 requests, past 2^53',
+      reports('edge', [{ bucket: API, elapsedMs: 1000, allowed: 2 ** 53, denied: 2 ** 53 }]),
     ],
-  ])('%s', async (expected, message) => {
-    const h = harness(BUDGET_100);
+  ])('%s', async (reason, message) => {
+    const logger = new MemoryLogger();
+    const h = harness(BUDGET_100, { logger });
     const a = open(h);
-    a.stream.receive(message);
+    const good = {
+      bucketId: { bucket: { name: 'api', tenant: 'ok' } },
+      timeElapsed: { seconds: 0 },
+    };
+    const refused = { ...message, bucketQuotaUsages: [...(message.bucketQuotaUsages ?? []), good] };
+    a.stream.receive(refused);
+    a.stream.receive(refused);
     await settle();
-    expect(a.sink.ended).toEqual({ status: 'INVALID_ARGUMENT', message: expected });
-    expect(a.sink.responses).toEqual([]);
+    // The stream goes on, the good usage is assigned, the bad one is not watched.
+    expect(a.sink.ended).toBeUndefined();
+    expect(a.sink.held({ name: 'api', tenant: 'ok' })).toBe(100);
+    expect(a.stream.buckets.size).toBe(1);
+    expect(h.stats.snapshot().counters.get('ratelimit.rlqs.usages_refused')).toBe(2);
+    // Told once per stream, at info, with the reason.
+    expect(logger.lines).toEqual([
+      {
+        level: 'info',
+        message: 'quota report usages refused',
+        fields: { stream: a.stream.id, peer: '127.0.0.1:1', reason, usages: 1 },
+      },
+    ]);
+  });
+
+  test("a first message without a domain (never Envoy's) ends the stream INVALID_ARGUMENT", async () => {
+    const logger = new MemoryLogger();
+    const h = harness(BUDGET_100, { logger });
+    const a = open(h);
+    a.stream.receive(reports('', [{ bucket: API, elapsedMs: 0 }]));
+    await settle();
+    expect(a.sink.ended).toEqual({
+      status: 'INVALID_ARGUMENT',
+      message: 'domain: must not be empty',
+    });
     expect(h.service.openStreams.size).toBe(0);
     expect(h.stats.snapshot().counters.get('ratelimit.rlqs.invalid_reports')).toBe(1);
+    expect(logger.lines.map((l) => [l.level, l.message, l.fields?.reason])).toEqual([
+      ['info', 'quota stream refused', 'domain: must not be empty'],
+    ]);
   });
 
   test('a later report may leave the domain out, but not change it', () => {

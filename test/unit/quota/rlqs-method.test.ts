@@ -39,7 +39,7 @@ function reportBytes(domain: string, bucket: Record<string, string>, elapsedMs =
   return frame(Buffer.from(reportsType.encode(reportsType.fromObject(body)).finish()));
 }
 
-/** Each response's shares (requests per unit), in order. */
+/** Each response's shares (requests a second, as Envoy's token bucket fills), in order. */
 function responses(body: Buffer): number[][] {
   const out: number[][] = [];
   const messages = new MessageStream(undefined, 1 << 24);
@@ -49,16 +49,22 @@ function responses(body: Buffer): number[][] {
     }) as {
       bucketAction: {
         quotaAssignmentAction?: {
-          rateLimitStrategy?: { requestsPerTimeUnit?: { requestsPerTimeUnit?: number } };
+          rateLimitStrategy?: {
+            tokenBucket?: {
+              tokensPerFill?: { value?: number };
+              fillInterval?: { seconds?: number };
+            };
+          };
         };
       }[];
     };
+    // The rate as Envoy computes it: tokens_per_fill / ToInt64Seconds(fill_interval).
     out.push(
-      decoded.bucketAction.map(
-        (a) =>
-          a.quotaAssignmentAction?.rateLimitStrategy?.requestsPerTimeUnit?.requestsPerTimeUnit ??
-          -1,
-      ),
+      decoded.bucketAction.map((a) => {
+        const bucket = a.quotaAssignmentAction?.rateLimitStrategy?.tokenBucket;
+        if (bucket === undefined) return -1;
+        return (bucket.tokensPerFill?.value ?? 0) / (bucket.fillInterval?.seconds ?? 0);
+      }),
     );
   }
   return out;
