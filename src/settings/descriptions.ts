@@ -94,7 +94,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   PROMETHEUS_ADDR: 'its listen address, `host:port` or `:port`',
   PROMETHEUS_PATH: 'its path',
   PROMETHEUS_MAPPER_YAML:
-    "a statsd_exporter mapping file instead of the reference's built-in mapping",
+    "a statsd_exporter mapping file instead of the reference's built-in mapping; a file that does not exist means no mapping (escaped statsd names), with a warning, as in the reference",
   PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS: 'response time histograms in milliseconds, not seconds',
   // backend
   BACKEND_TYPE: '`redis`, `memcache` or `memory` (in-process, one host; new)',
