@@ -189,7 +189,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: 'skip the host name check; the chain is still verified',
   // tracing
   TRACING_ENABLED: 'OpenTelemetry spans over OTLP, to `OTEL_EXPORTER_OTLP_ENDPOINT`',
-  TRACING_EXPORTER_PROTOCOL: '`http` (OTLP/HTTP JSON) or `grpc`',
+  TRACING_EXPORTER_PROTOCOL:
+    '`http` (OTLP/HTTP protobuf, as the reference sends; also `http/protobuf`), `http/json` (OTLP/HTTP JSON) or `grpc`',
   TRACING_SERVICE_NAME: '`service.name` of the spans',
   TRACING_SERVICE_NAMESPACE: '`service.namespace`',
   TRACING_SERVICE_INSTANCE_ID: '`service.instance.id`; unset, a random UUID (the pod name suits)',

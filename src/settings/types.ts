@@ -259,7 +259,7 @@ export interface BreakerSettings {
 
 export interface TracingSettings {
   readonly enabled: boolean;
-  readonly exporterProtocol: 'http' | 'grpc';
+  readonly exporterProtocol: 'http' | 'http/protobuf' | 'http/json' | 'grpc';
   readonly serviceName: string;
   readonly serviceNamespace: string;
   readonly serviceInstanceId: string;
