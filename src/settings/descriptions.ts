@@ -33,6 +33,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   GRPC_SERVER_TLS_KEY: 'the gRPC listener private key (PEM)',
   GRPC_CLIENT_TLS_CACERT: 'mutual TLS: clients need a certificate signed by this CA (PEM)',
   GRPC_CLIENT_TLS_SAN: "mutual TLS: this DNS name must be among the client certificate's SANs",
+  GRPC_SERVER_TLS_CA_CERT:
+    'ignored, with a warning at start, as the reference ignores it (Envoy Gateway sets it); client certificates are asked for with `GRPC_CLIENT_TLS_CACERT`',
   // log
   LOG_LEVEL:
     '`debug`, `info`, `warning` (or `warn`), `error` ...: start-up, listeners and reloads are `info`; what needs attention is `warning` or `error`',
