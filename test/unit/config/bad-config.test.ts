@@ -40,7 +40,8 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'yaml-parse.yaml',
       'YAML_PARSE',
-      /^yaml-parse\.yaml: error loading config file: .+ \(line 4, column \d+\)$/,
+      // The misaligned item's own column, not the start of its indentation.
+      /^yaml-parse\.yaml: error loading config file: .+ \(line 4, column 4\)$/,
     ],
     [
       'not-a-map.yaml',
