@@ -125,7 +125,7 @@ describe('with a plaintext management server', () => {
     expect(node?.lastNack).toEqual({
       version: status.version,
       message:
-        "resource bad-resource: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
+        "resource bad-resource: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
       at: expect.any(String) as unknown,
     });
     expect(node?.lastAckVersion).not.toBe(status.version);
@@ -133,7 +133,7 @@ describe('with a plaintext management server', () => {
     expect(await limitOf(client, 'bad')).toBeUndefined();
     expect(await service.stat('ratelimit.service.config_load_error')).toBe(before + 1);
     expect(service.logs).toContain(
-      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
+      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
     );
     await sim.post('/bad-resource', undefined, 'DELETE');
     await eventually(
