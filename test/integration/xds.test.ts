@@ -282,4 +282,34 @@ describe('over TLS', () => {
     }
     expect(Object.keys((await sim.status()).nodes)).toEqual([]);
   });
+
+  // grpc-js reports a connection the server closes after the handshake only as "Failed to
+  // connect" (its transport.js keeps that default message when the socket closes before an
+  // error); the service asks the server itself and logs the TLS reason, as for the others.
+  it('logs why the server refuses its client certificate', async () => {
+    const sim = await tlsSim(8, true);
+    const { service } = await startService(
+      sim,
+      {
+        ...tlsEnv(certs.caCert),
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+        CONFIG_GRPC_XDS_CLIENT_TLS_CERT: certs.otherClientCert,
+        CONFIG_GRPC_XDS_CLIENT_TLS_KEY: certs.otherClientKey,
+      },
+      'listening',
+    );
+    const refusal = await eventually(
+      () =>
+        service.logs
+          .split('\n')
+          .find((line) => line.includes('xDS stream ended') && line.includes('tls=')) ?? false,
+      { what: 'a reconnect line with the TLS reason' },
+    );
+    // The simulator (Node's TLS) closes the handshake without an alert; a server that sends
+    // one has it named instead.
+    expect(refusal).toMatch(
+      /tls="the server (closed the connection in the TLS handshake without an alert|refused this client's certificate \(TLS alert '[a-z ]+'\))/,
+    );
+    expect(refusal).toContain('check CONFIG_GRPC_XDS_CLIENT_TLS_CERT');
+  });
 });

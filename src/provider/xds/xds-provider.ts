@@ -12,6 +12,7 @@ import { InThreadCompiler, type ConfigCompiler } from '../compile';
 import type { ConfigListener, ConfigProvider } from '../provider';
 import { ReconnectDelays } from './backoff';
 import { RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
+import { tlsRefusalReason } from './tls-probe';
 
 /** A DiscoveryRequest as proto-loader encodes it. */
 interface DiscoveryRequest {
@@ -174,12 +175,23 @@ export class XdsConfigProvider implements ConfigProvider {
   private scheduleReconnect(status: grpc.StatusObject): void {
     if (this.isStopped) return;
     const delayMs = this.delays.next();
-    this.options.logger.warn('the xDS stream ended; reconnecting', {
+    const fields = {
       server: this.options.settings.serverUrl,
       status: grpc.status[status.code],
       details: status.details,
       retryInMs: Math.round(delayMs),
-    });
+    };
+    const tls = this.options.settings.tls;
+    // grpc-js gives no reason for a connection the server closed after the TLS handshake (a
+    // refused client certificate): one TLS connection of its own asks the server why.
+    if (tls !== undefined && status.details.includes('Failed to connect'))
+      void tlsRefusalReason(fields.server, tls).then((reason) => {
+        this.options.logger.warn('the xDS stream ended; reconnecting', {
+          ...fields,
+          ...(reason === undefined ? {} : { tls: reason }),
+        });
+      });
+    else this.options.logger.warn('the xDS stream ended; reconnecting', fields);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.openStream();
