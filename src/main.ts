@@ -43,7 +43,7 @@ import {
 import { openServiceQuota, followingQuota } from './service-quota';
 import { createPodConfig, createProvider, supervisedProvider } from './service-provider';
 import { openServiceStore } from './service-store';
-import { stopOnSignals } from './stop-on-signals';
+import { stopOnSignals, stopWithNpm } from './stop-on-signals';
 import type { QuotaService } from './quota';
 import type { CounterStore } from './store';
 import { startTracing, type Tracing } from './tracing';
@@ -357,4 +357,6 @@ export async function runFromCommandLine(
   if (index !== undefined) announceReady();
   catchStrayErrors(service);
   stopOnSignals(service, index !== undefined);
+  // npm sets npm_execpath for the scripts and the commands it runs (npm run, npx).
+  if (index === undefined) stopWithNpm(service, env.npm_execpath !== undefined);
 }

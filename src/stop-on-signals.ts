@@ -1,4 +1,6 @@
-// How a service process ends: drained on SIGTERM or SIGINT, or when its supervisor goes away.
+// How a service process ends: drained on SIGTERM or SIGINT, when its supervisor goes away, or
+// when the npm process that started it does.
+import { readFileSync } from 'node:fs';
 import { describeError } from './lib/errors';
 
 /** Stops cleanly on SIGTERM or SIGINT; a worker also stops when its supervisor goes away. */
@@ -21,4 +23,54 @@ export function stopOnSignals(service: { stop(): Promise<void> }, isWorker: bool
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+}
+
+/** How often the service looks for the npm process that started it. */
+const PARENT_CHECK_MS = 1000;
+
+/** The parent of `pid` from /proc (Linux); undefined elsewhere or when it cannot be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    // The command name, field 2, is in parentheses and may hold spaces: fields after it follow.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err: unknown) {
+    return !(err instanceof Error && 'code' in err && err.code === 'ESRCH');
+  }
+}
+
+/**
+ * Started by npm (`npm run demo`, `npx ratelimit`: npm then runs `sh -c`, which runs node), the
+ * service drains and exits once npm is gone. npm killed by its pid does not pass the signal on,
+ * and the service would go on listening under another parent. Its parent and grandparent are
+ * looked at once a second; nothing is done for a service started otherwise.
+ */
+export function stopWithNpm(service: { stop(): Promise<void> }, isStartedByNpm: boolean): void {
+  if (!isStartedByNpm) return;
+  const parent = process.ppid;
+  const grandparent = parentOf(parent);
+  const timer = setInterval(() => {
+    const isGone = process.ppid !== parent || (grandparent !== undefined && !isAlive(grandparent));
+    if (!isGone) return;
+    clearInterval(timer);
+    process.stderr.write('ratelimit: the npm process that started this one is gone, draining\n');
+    service.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`ratelimit: error while stopping: ${describeError(err)}\n`);
+        process.exit(1);
+      },
+    );
+  }, PARENT_CHECK_MS);
+  timer.unref();
 }

@@ -151,13 +151,27 @@ function refuseUnknownKeys(
   }
 }
 
+/**
+ * The unit the rule names. A rule without one goes as UNKNOWN, which the service refuses (the
+ * NACK the admin page's bad resource shows). A unit the protocol has no word for is refused
+ * here, naming it, the file, line and column: as UNKNOWN its NACK would name none of them.
+ */
+function unitOf(r: Obj, at: Path, reading: FileReading): string {
+  if (r.unit === undefined || r.unit === null) return 'UNKNOWN';
+  const unit = text(r.unit).toUpperCase();
+  if (UNITS.has(unit)) return unit;
+  throw reading.failAt(
+    [...at, 'unit'],
+    `rule ${reading.ruleName(at)} (at ${yamlPath(at)}): unknown unit ${JSON.stringify(text(r.unit))}; accepted: ${[...UNITS].map((u) => u.toLowerCase()).join(', ')}`,
+  );
+}
+
 function limit(r: Obj, at: Path, reading: FileReading): Obj {
   refuseUnknownKeys(r, LIMIT_KEYS, at, reading);
-  const unit = text(r.unit).toUpperCase();
+  const unit = unitOf(r, at, reading);
   const algorithm = algorithmOf(r, at, reading);
   return {
-    // A unit the protocol cannot carry goes as UNKNOWN; the service refuses it (a NACK to watch).
-    unit: UNITS.has(unit) ? unit : 'UNKNOWN',
+    unit,
     requestsPerUnit: typeof r.requests_per_unit === 'number' ? r.requests_per_unit : 0,
     unlimited: r.unlimited === true,
     name: text(r.name),

@@ -2,7 +2,7 @@
 import type { RateLimitPolicyDoc } from './document';
 import type { ConfigErrorCode, SourcePosition } from './errors';
 import { ALGORITHMS, type Algorithm, type RuleLimit } from './types';
-import { parseUnit, UNIT_SECONDS, type Unit } from './units';
+import { ACCEPTED_UNITS, parseUnit, UNIT_SECONDS, type Unit } from './units';
 
 /** What the counter backend in use cannot run, and why; compile() refuses rules that need it. */
 export interface BackendCapabilities {
@@ -106,7 +106,12 @@ function compileLimit(
 ): RuleLimit | LimitProblem {
   const unit = policy.unit === undefined ? undefined : parseUnit(policy.unit);
   if (unit === undefined)
-    return problem('INVALID_UNIT', `invalid rate limit unit '${policy.unit ?? ''}'`, policy, at);
+    return problem(
+      'INVALID_UNIT',
+      `invalid rate limit unit '${policy.unit ?? ''}'; accepted: ${ACCEPTED_UNITS}`,
+      policy,
+      at,
+    );
   const algorithm = algorithmOf(policy, ruleKey, backend, at);
   if (typeof algorithm !== 'string') return algorithm;
   const burst = burstOf(policy, unit, algorithm, at);

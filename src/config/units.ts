@@ -5,6 +5,9 @@ export type Unit = (typeof UNITS)[number];
 
 const BY_NAME = new Map<string, Unit>(UNITS.map((u) => [u.toLowerCase(), u]));
 
+/** The units a file may name, for the message that refuses another. */
+export const ACCEPTED_UNITS = UNITS.map((u) => u.toLowerCase()).join(', ');
+
 /** Reads a unit name case-insensitively; undefined when it is not a unit. */
 export function parseUnit(text: string): Unit | undefined {
   return BY_NAME.get(text.toLowerCase());

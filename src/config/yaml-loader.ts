@@ -250,6 +250,16 @@ export function parseWithYaml(source: string, text: string): ConfigDocument | Co
   }
 }
 
+/**
+ * The parser places an indentation error at the start of the line's indentation: the place an
+ * operator looks for is the item it indents, the first character after the spaces and tabs.
+ */
+function pastIndentation(text: string, offset: number): number {
+  let at = offset;
+  while (at < text.length && (text[at] === ' ' || text[at] === '\t')) at++;
+  return at < text.length && text[at] !== '\n' && text[at] !== '\r' ? at : offset;
+}
+
 function parseText(source: string, text: string): ConfigDocument | ConfigError {
   const lines = new LineCounter();
   const doc = parseDocument(text, {
@@ -260,7 +270,7 @@ function parseText(source: string, text: string): ConfigDocument | ConfigError {
   });
   const first = doc.errors[0];
   if (first !== undefined) {
-    const pos = lines.linePos(first.pos[0]);
+    const pos = lines.linePos(pastIndentation(text, first.pos[0]));
     // The parser reports exhausting its stack on deep nesting as a parse error of its own.
     const isTooDeep = first.message.includes('Maximum call stack size exceeded');
     return new ConfigError(

@@ -122,13 +122,14 @@ export class HealthState {
   }
 
   /**
-   * The state of each component that affects health, and each breaker's as
-   * `breaker.<instance>`, for logs and the debug listener's /healthcheck/components.
+   * The state of each component that affects health, of the backend always (an outage shows
+   * there even when REDIS_HEALTH_CHECK_ACTIVE_CONNECTION keeps it out of health), and each
+   * breaker's as `breaker.<instance>`, for logs and the debug listener's /healthcheck/components.
    */
   describe(): Readonly<Record<string, boolean | string>> {
     const out: Record<string, boolean | string> = Object.fromEntries(
       [...this.components.values()]
-        .filter((c) => c.affectsHealth)
+        .filter((c) => c.affectsHealth || c.name === 'backend')
         .map((c) => [c.name, c.isHealthy]),
     );
     for (const [instance, breaker] of this.breakers) out[`breaker.${instance}`] = breaker.state;

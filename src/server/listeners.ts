@@ -141,6 +141,12 @@ interface Opening extends ListenerOptions {
 
 async function openGrpc(options: Opening): Promise<OpenListener> {
   const { settings, engine, health, stats, logger, limits, lastResort, tracer } = options;
+  const ignoredCa = settings.grpc.ignoredServerCaFile;
+  if (ignoredCa !== undefined)
+    logger.warn(
+      'GRPC_SERVER_TLS_CA_CERT is ignored, as the reference ignores it: client certificates are asked for and verified only with GRPC_CLIENT_TLS_CACERT',
+      { file: ignoredCa, clientCaFile: settings.grpc.tls?.clientCaFile ?? 'none' },
+    );
   const server = new RateLimitGrpcServer({
     settings: settings.grpc,
     engine,

@@ -33,6 +33,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   GRPC_SERVER_TLS_KEY: 'the gRPC listener private key (PEM)',
   GRPC_CLIENT_TLS_CACERT: 'mutual TLS: clients need a certificate signed by this CA (PEM)',
   GRPC_CLIENT_TLS_SAN: "mutual TLS: this DNS name must be among the client certificate's SANs",
+  GRPC_SERVER_TLS_CA_CERT:
+    'ignored, with a warning at start, as the reference ignores it (Envoy Gateway sets it); client certificates are asked for with `GRPC_CLIENT_TLS_CACERT`',
   // log
   LOG_LEVEL:
     '`debug`, `info`, `warning` (or `warn`), `error` ...: start-up, listeners and reloads are `info`; what needs attention is `warning` or `error`',
@@ -96,7 +98,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   PROMETHEUS_ADDR: 'its listen address, `host:port` or `:port`',
   PROMETHEUS_PATH: 'its path',
   PROMETHEUS_MAPPER_YAML:
-    "a statsd_exporter mapping file instead of the reference's built-in mapping",
+    "a statsd_exporter mapping file instead of the reference's built-in mapping; a file that does not exist means no mapping (escaped statsd names), with a warning, as in the reference",
   PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS: 'response time histograms in milliseconds, not seconds',
   // backend
   BACKEND_TYPE: '`redis`, `memcache` or `memory` (in-process, one host; new)',
@@ -191,7 +193,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: 'skip the host name check; the chain is still verified',
   // tracing
   TRACING_ENABLED: 'OpenTelemetry spans over OTLP, to `OTEL_EXPORTER_OTLP_ENDPOINT`',
-  TRACING_EXPORTER_PROTOCOL: '`http` (OTLP/HTTP JSON) or `grpc`',
+  TRACING_EXPORTER_PROTOCOL:
+    '`http` (OTLP/HTTP protobuf, as the reference sends; also `http/protobuf`), `http/json` (OTLP/HTTP JSON) or `grpc`',
   TRACING_SERVICE_NAME: '`service.name` of the spans',
   TRACING_SERVICE_NAMESPACE: '`service.namespace`',
   TRACING_SERVICE_INSTANCE_ID: '`service.instance.id`; unset, a random UUID (the pod name suits)',

@@ -28,6 +28,7 @@ export const SERVER = group('', {
   GRPC_SERVER_TLS_KEY: str(),
   GRPC_CLIENT_TLS_CACERT: str(),
   GRPC_CLIENT_TLS_SAN: str(),
+  GRPC_SERVER_TLS_CA_CERT: str(),
 });
 
 function grpcTls(
@@ -96,6 +97,9 @@ export function serverSettings(
       maxConnectionAgeGraceMs: s.GRPC_MAX_CONNECTION_AGE_GRACE,
       http2: s.GRPC_HTTP2,
       tls: grpcTls(s, problems),
+      ...(s.GRPC_SERVER_TLS_CA_CERT === ''
+        ? {}
+        : { ignoredServerCaFile: s.GRPC_SERVER_TLS_CA_CERT }),
     },
   });
 }

@@ -8,7 +8,7 @@ import type { TracingSettings } from './types';
 
 export const TRACING = group('', {
   TRACING_ENABLED: bool(false),
-  TRACING_EXPORTER_PROTOCOL: oneOf('http', ['http', 'grpc']),
+  TRACING_EXPORTER_PROTOCOL: oneOf('http', ['http', 'http/protobuf', 'http/json', 'grpc']),
   TRACING_SERVICE_NAME: str('RateLimit'),
   TRACING_SERVICE_NAMESPACE: str(),
   TRACING_SERVICE_INSTANCE_ID: str(),

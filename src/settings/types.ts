@@ -26,6 +26,11 @@ export interface GrpcListenerSettings extends ListenAddress {
    */
   readonly http2: 'own' | 'node';
   readonly tls: GrpcServerTlsSettings | undefined;
+  /**
+   * GRPC_SERVER_TLS_CA_CERT, which Envoy Gateway sets and the reference does not read: read only
+   * to say at start that it is ignored (GRPC_CLIENT_TLS_CACERT asks for client certificates).
+   */
+  readonly ignoredServerCaFile?: string;
 }
 
 export interface DebugListenerSettings extends ListenAddress {
@@ -261,7 +266,7 @@ export interface BreakerSettings {
 
 export interface TracingSettings {
   readonly enabled: boolean;
-  readonly exporterProtocol: 'http' | 'grpc';
+  readonly exporterProtocol: 'http' | 'http/protobuf' | 'http/json' | 'grpc';
   readonly serviceName: string;
   readonly serviceNamespace: string;
   readonly serviceInstanceId: string;

@@ -27,10 +27,16 @@ type SinkFactories = {
   readonly [K in keyof SinkSettingsOf]: (settings: SinkSettingsOf[K], deps: SinkDeps) => StatsSink;
 };
 
-/** The mapping file, or the built-in mapping; a bad file stops start-up naming the setting. */
+/**
+ * The mapping file, or the built-in mapping; a bad file stops start-up naming the setting. A
+ * missing file starts with no mapping at all, every statistic under its escaped statsd name, and
+ * a warning naming the file: the reference ignores the error of reading it (statsd_exporter's
+ * mapper keeps no rules), and Envoy Gateway mounts the file from an optional ConfigMap.
+ */
 export function loadMapper(
   file: string | undefined,
   responseTimeAsMilliseconds: boolean,
+  logger: Logger,
 ): MetricMapper {
   if (file === undefined)
     return MetricMapper.fromYaml(
@@ -41,6 +47,13 @@ export function loadMapper(
   try {
     text = readFileSync(file, 'utf8');
   } catch (err: unknown) {
+    if (isMissingFile(err)) {
+      logger.warn(
+        'PROMETHEUS_MAPPER_YAML names a file that does not exist: no mapping, every statistic is exported under its escaped statsd name',
+        { file },
+      );
+      return MetricMapper.fromYaml('mappings: []\n', 'no mapping');
+    }
     throw new SettingsError([
       { setting: 'PROMETHEUS_MAPPER_YAML', message: `cannot read ${file}: ${describeError(err)}` },
     ]);
@@ -50,6 +63,10 @@ export function loadMapper(
   } catch (err: unknown) {
     throw new SettingsError([{ setting: 'PROMETHEUS_MAPPER_YAML', message: describeError(err) }]);
   }
+}
+
+function isMissingFile(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && err.code === 'ENOENT';
 }
 
 /**
@@ -88,7 +105,7 @@ const SINKS: SinkFactories = {
     }),
   prometheus: (settings, deps) =>
     new PrometheusSink({
-      mapper: loadMapper(settings.mapperYaml, settings.responseTimeAsMilliseconds),
+      mapper: loadMapper(settings.mapperYaml, settings.responseTimeAsMilliseconds, deps.logger),
       store: deps.store,
       extraTags: deps.extraTags,
       logger: deps.logger,

@@ -1,7 +1,7 @@
 // Starts OpenTelemetry tracing when TRACING_ENABLED: provider, sampler, resource, OTLP exporter.
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter as OtlpGrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as OtlpHttpExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -21,6 +21,7 @@ import type { Logger } from '../lib/logger';
 import { SERVICE_VERSION } from '../lib/version';
 import type { TracingSettings } from '../settings';
 import { OtelRequestTracer } from './otel-tracer';
+import { OtlpProtobufTraceExporter } from './otlp-protobuf-exporter';
 import { semconvMode } from './semconv';
 import type { RequestTracer } from './types';
 
@@ -33,9 +34,14 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** The OTLP exporters, one per TRACING_EXPORTER_PROTOCOL; each reads OTEL_EXPORTER_OTLP_*. */
+/**
+ * The OTLP exporters, one per TRACING_EXPORTER_PROTOCOL; each reads OTEL_EXPORTER_OTLP_*.
+ * `http` is protobuf, as the reference's otlptracehttp client sends; JSON is asked by name.
+ */
 const EXPORTERS: Readonly<Record<TracingSettings['exporterProtocol'], () => SpanExporter>> = {
-  http: () => new OtlpHttpExporter(),
+  http: () => new OtlpProtobufTraceExporter(),
+  'http/protobuf': () => new OtlpProtobufTraceExporter(),
+  'http/json': () => new OtlpJsonExporter(),
   grpc: () => new OtlpGrpcExporter(),
 };
 

@@ -31,8 +31,8 @@ export interface ReceivedSpan {
   readonly status: { readonly code: number; readonly message: string };
   /** The attributes of the resource the span came with (service.name ...). */
   readonly resource: Readonly<Record<string, AttributeValue>>;
-  /** How it arrived. */
-  readonly via: 'http' | 'grpc';
+  /** How it arrived: OTLP/HTTP with a protobuf or a JSON body, or gRPC. */
+  readonly via: 'http/protobuf' | 'http/json' | 'grpc';
 }
 
 /** OTLP/JSON and the proto-loader objects share this shape, ids aside. */
@@ -130,7 +130,7 @@ export class OtlpReceiver {
         const decoded = isJson
           ? (JSON.parse(body.toString('utf8')) as WireRequest)
           : (requestType.toObject(requestType.decode(body), { longs: String }) as WireRequest);
-        spans.push(...flatten(decoded, 'http'));
+        spans.push(...flatten(decoded, isJson ? 'http/json' : 'http/protobuf'));
         res.writeHead(200, {
           'content-type': isJson ? 'application/json' : 'application/x-protobuf',
         });

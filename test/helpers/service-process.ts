@@ -106,6 +106,11 @@ export class ServiceProcess {
     return this.output;
   }
 
+  /** Standard error alone: the log lines, and whatever else was written there (a stack trace). */
+  get stderr(): string {
+    return this.errors;
+  }
+
   /** A bound port from the service's log; throws until the service has logged it. */
   private port(name: ListenerName): number {
     const known = this.known[name] ?? loggedPorts(this.errors)[name];

@@ -214,7 +214,7 @@ describe('ratelimit-config-check', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
       `configuration refused: ${dir}/typo.yaml: config error, unknown key 'ratelimit' (line 4, column 5, at descriptors[0].ratelimit)\n` +
-        `configuration refused: ${dir}/unit.yaml: invalid rate limit unit 'decade' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+        `configuration refused: ${dir}/unit.yaml: invalid rate limit unit 'decade'; accepted: second, minute, hour, day, week, month, year (line 4, column 17, at descriptors[0].rate_limit)\n` +
         '2 problems found; the configuration would be refused\n',
     );
   });
@@ -225,7 +225,7 @@ describe('ratelimit-config-check', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `warning: ${dir}/notes.txt: not a .yaml or .yml file, so the service does not read it\n` +
-        `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+        `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight'; accepted: second, minute, hour, day, week, month, year (line 4, column 17, at descriptors[0].rate_limit)\n` +
         `configuration refused: ${dir}/top.yaml: duplicate domain 'top' in config file\n` +
         '2 problems found; the configuration would be refused\n',
     );
@@ -233,7 +233,7 @@ describe('ratelimit-config-check', () => {
     expect(ignoring.code).toBe(1);
     expect(ignoring.stderr).toBe(
       `warning: ${dir}/notes.txt: not a .yaml or .yml file, so the service does not read it\n` +
-        `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+        `configuration refused: ${dir}/team/broken.yaml: invalid rate limit unit 'fortnight'; accepted: second, minute, hour, day, week, month, year (line 4, column 17, at descriptors[0].rate_limit)\n` +
         '1 problem found; the configuration would be refused\n',
     );
   });
@@ -254,7 +254,7 @@ describe('ratelimit-config-check', () => {
     const result = await run(BIN.configCheck, ['-config_file', file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `configuration refused: ${file}: invalid rate limit unit 'decade' (line 4, column 17, at descriptors[0].rate_limit)\n` +
+      `configuration refused: ${file}: invalid rate limit unit 'decade'; accepted: second, minute, hour, day, week, month, year (line 4, column 17, at descriptors[0].rate_limit)\n` +
         '1 problem found; the configuration would be refused\n',
     );
     const good = path.join(FIXTURES, 'good', readdirSync(path.join(FIXTURES, 'good'))[0] ?? '');

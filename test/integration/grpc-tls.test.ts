@@ -394,6 +394,40 @@ describe.each(['own', 'node'])('on GRPC_HTTP2=%s', (http2Impl) => {
 });
 
 describe('gRPC TLS start-up', () => {
+  // Envoy Gateway sets GRPC_SERVER_TLS_CA_CERT (envoyproxy/gateway
+  // internal/infrastructure/kubernetes/ratelimit/resource.go, GRPCServerTLSCACertEnvVar), but the
+  // reference reads no such setting (envoyproxy/ratelimit src/settings/settings.go: its client CA
+  // is GRPC_CLIENT_TLS_CACERT alone), so there a client without a certificate is served.
+  it('says at start that GRPC_SERVER_TLS_CA_CERT is ignored, and asks no client certificate', async () => {
+    const certs = makeCertificates(SERVER_NAME);
+    const runtime = new RuntimeDir(CONFIG);
+    const service = await ServiceProcess.start({
+      env: {
+        ...runtime.env(),
+        BACKEND_TYPE: 'memory',
+        GRPC_SERVER_USE_TLS: 'true',
+        GRPC_SERVER_TLS_CERT: certs.serverCert,
+        GRPC_SERVER_TLS_KEY: certs.serverKey,
+        GRPC_SERVER_TLS_CA_CERT: certs.caCert,
+      },
+    });
+    const client = tlsClient(service.ports.grpc, certs.caCert);
+    try {
+      const warning = service.logs
+        .split('\n')
+        .find((line) => line.includes('GRPC_SERVER_TLS_CA_CERT'));
+      expect(warning).toMatch(/warn/i);
+      expect(warning).toContain('GRPC_CLIENT_TLS_CACERT');
+      expect(warning).toContain(certs.caCert);
+      expect((await client.rls.shouldRateLimit(REQUEST)).overallCode).toBe('OK');
+    } finally {
+      client.rls.close();
+      await service.stop();
+      runtime.destroy();
+      certs.destroy();
+    }
+  });
+
   it('stops when a file is missing, naming the setting and the file', async () => {
     const certs = makeCertificates(SERVER_NAME);
     const runtime = new RuntimeDir(CONFIG);

@@ -1,5 +1,8 @@
 // Start-up and shutdown of the built server: bad settings, SIGTERM draining, SIGINT.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest, type WireResponse } from '../helpers/grpc-client';
 import { RedisServer } from '../helpers/redis-server';
@@ -95,3 +98,87 @@ it('flushes statistics to standard output on shutdown when USE_STATSD=false', as
   expect(service.logs).toContain('ratelimit_server.ShouldRateLimit.total_requests:1|c');
   expect(service.logs).toMatch(/ratelimit_server\.ShouldRateLimit\.response_time:[\d.]+\|ms/);
 });
+
+/** The pids of a process's children (Linux: /proc/PID/task/PID/children). */
+function childrenOf(pid: number): number[] {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return text === '' ? [] : text.split(/\s+/).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Whether a process runs (a zombie waiting for its parent to reap it does not). */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      resolve(false);
+    });
+  });
+}
+
+it('started by `npm run demo`, ends when npm is killed by its pid', async () => {
+  const root = path.resolve(__dirname, '..', '..');
+  const npm = spawn('npm', ['run', 'demo'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: '0',
+      DEBUG_HOST: '127.0.0.1',
+      DEBUG_PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const npmPid = npm.pid!;
+  let servicePid = 0;
+  try {
+    let http = 0;
+    await eventually(
+      () =>
+        (http = Number(/msg="listening" .*?http=127\.0\.0\.1:(\d+)/.exec(output)?.[1] ?? 0)) > 0,
+      { what: 'the demo listening', timeoutMs: 30_000 },
+    );
+    // npm runs `sh -c 'node bin/demo.js'`: the service is npm's child or grandchild.
+    const under = [...childrenOf(npmPid), ...childrenOf(npmPid).flatMap(childrenOf)];
+    servicePid =
+      under.find((pid) => {
+        const [program = '', script = ''] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(
+          '\0',
+        );
+        return path.basename(program) === 'node' && script.endsWith('demo.js');
+      }) ?? 0;
+    expect(servicePid).toBeGreaterThan(0);
+    process.kill(npmPid, 'SIGTERM');
+    await eventually(() => !isRunning(servicePid), {
+      what: 'the service to end',
+      timeoutMs: 15_000,
+    });
+    expect(await accepts(http)).toBe(false);
+    expect(output).toContain('the npm process that started this one is gone, draining');
+  } finally {
+    for (const pid of [servicePid, npmPid])
+      if (pid > 0 && isRunning(pid)) process.kill(pid, 'SIGKILL');
+  }
+}, 60_000);

@@ -85,7 +85,7 @@ describe('RUNTIME_WATCH_ROOT=false: changes in the directory reload', () => {
       { what: 'a refused load' },
     );
     expect(service.logs).toContain(
-      `configuration refused: ${runtime.configDir}/broken.yaml: invalid rate limit unit 'fortnight' (line 4, column 17, at descriptors[0].rate_limit)`,
+      `configuration refused: ${runtime.configDir}/broken.yaml: invalid rate limit unit 'fortnight'; accepted: second, minute, hour, day, week, month, year (line 4, column 17, at descriptors[0].rate_limit)`,
     );
     expect(service.logs).toContain('the previous configuration keeps serving');
     expect(await limitOf(client, 'a')).toBe(5);

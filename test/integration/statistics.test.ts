@@ -412,6 +412,27 @@ describe('Prometheus', () => {
     ).toBe(false);
   });
 
+  // envoyproxy/ratelimit src/stats/prom/prometheus_sink.go, NewPrometheusSink: the error of
+  // mapper.InitFromFile is dropped, and statsd_exporter's MetricMapper.InitFromFile returns before
+  // keeping any rule when the file cannot be read, so the reference starts and exports every
+  // statistic under its escaped name. Envoy Gateway mounts the mapping as an optional ConfigMap.
+  it('starts without a mapping file that does not exist, warning with its name, names escaped', async () => {
+    const file = path.join(runtime.base, 'no-such-mapper.yaml');
+    const { service, rls } = await start({
+      USE_PROMETHEUS: 'true',
+      PROMETHEUS_ADDR: '127.0.0.1:0',
+      PROMETHEUS_MAPPER_YAML: file,
+    });
+    const warning = service.logs
+      .split('\n')
+      .find((line) => line.includes('PROMETHEUS_MAPPER_YAML') && line.includes(file));
+    expect(warning).toMatch(/warn/);
+    await rls.send(req('other', [[['k', run]]]));
+    const metrics = await scrape(service.ports.metrics, '/metrics');
+    // The built-in mapping would have made domain and rule labels of this name.
+    expect(metrics.get('ratelimit_service_rate_limit_other_k_total_hits')).toBe(1);
+  });
+
   it('refuses a bad mapping file at start-up, naming the setting and the problem', async () => {
     const file = path.join(runtime.base, 'bad-mapper.yaml');
     writeFileSync(

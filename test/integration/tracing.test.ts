@@ -138,7 +138,9 @@ describe('stable conventions (the default), OTLP over HTTP', () => {
     expect(server).toMatchObject({
       name: FULL_METHOD,
       parentSpanId: caller.spanId,
-      via: 'http',
+      // Protobuf, as the reference's otlptracehttp client sends (envoyproxy/ratelimit
+      // src/trace/trace.go, createClient: `http` is otlptracehttp.NewClient()).
+      via: 'http/protobuf',
       status: { code: STATUS_UNSET },
       attributes: {
         'rpc.system.name': 'grpc',
@@ -292,6 +294,16 @@ describe.each([
     expect(server.name).toBe(FULL_METHOD);
     expect(server.attributes).toMatchObject(present);
     for (const name of absent) expect(server.attributes).not.toHaveProperty(name);
+  });
+});
+
+describe('TRACING_EXPORTER_PROTOCOL=http/json', () => {
+  it('sends OTLP/HTTP JSON to the same endpoint', async () => {
+    const service = await tracedService({ TRACING_EXPORTER_PROTOCOL: 'http/json' });
+    const caller = callerSpan();
+    expect(await callWithTrace(client(service), caller.traceparent)).toBe(grpc.status.OK);
+    const { server } = await spansOf(receiver, caller.traceId);
+    expect([server.via, server.name]).toEqual(['http/json', FULL_METHOD]);
   });
 });
 

@@ -126,7 +126,7 @@ describe('with a plaintext management server', () => {
     expect(node?.lastNack).toEqual({
       version: status.version,
       message:
-        "resource bad-resource: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
+        "resource bad-resource: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
       at: expect.any(String) as unknown,
     });
     expect(node?.lastAckVersion).not.toBe(status.version);
@@ -134,7 +134,7 @@ describe('with a plaintext management server', () => {
     expect(await limitOf(client, 'bad')).toBeUndefined();
     expect(await service.stat('ratelimit.service.config_load_error')).toBe(before + 1);
     expect(service.logs).toContain(
-      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
+      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
     );
     await sim.post('/bad-resource', undefined, 'DELETE');
     await eventually(
@@ -341,5 +341,35 @@ describe('over TLS', () => {
       expect(service.logs).not.toContain('accepted an xDS update');
     }
     expect(Object.keys((await sim.status()).nodes)).toEqual([]);
+  });
+
+  // grpc-js reports a connection the server closes after the handshake only as "Failed to
+  // connect" (its transport.js keeps that default message when the socket closes before an
+  // error); the service asks the server itself and logs the TLS reason, as for the others.
+  it('logs why the server refuses its client certificate', async () => {
+    const sim = await tlsSim(8, true);
+    const { service } = await startService(
+      sim,
+      {
+        ...tlsEnv(certs.caCert),
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+        CONFIG_GRPC_XDS_CLIENT_TLS_CERT: certs.otherClientCert,
+        CONFIG_GRPC_XDS_CLIENT_TLS_KEY: certs.otherClientKey,
+      },
+      'listening',
+    );
+    const refusal = await eventually(
+      () =>
+        service.logs
+          .split('\n')
+          .find((line) => line.includes('xDS stream ended') && line.includes('tls=')) ?? false,
+      { what: 'a reconnect line with the TLS reason' },
+    );
+    // The simulator (Node's TLS) closes the handshake without an alert; a server that sends
+    // one has it named instead.
+    expect(refusal).toMatch(
+      /tls="the server (closed the connection in the TLS handshake without an alert|refused this client's certificate \(TLS alert '[a-z ]+'\))/,
+    );
+    expect(refusal).toContain('check CONFIG_GRPC_XDS_CLIENT_TLS_CERT');
   });
 });

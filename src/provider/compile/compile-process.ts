@@ -6,8 +6,16 @@ import { describeError } from '../../lib/errors';
 import { checkJob, NODES_PER_PART, ReadFailure } from './compiler';
 import { plainError, type CompileInput, type FromCompiler, type ToCompiler } from './messages';
 
+/**
+ * Sends to the service. When the service has gone (it stopped while this checked its job) the
+ * channel is closed or breaks (EPIPE): nobody wants the answer, so this process ends quietly
+ * rather than as an unhandled error with its stack on the service's standard error.
+ */
 function send(message: FromCompiler): void {
-  process.send?.(message);
+  if (!process.connected) process.exit(0);
+  process.send?.(message, undefined, undefined, (err: Error | null) => {
+    if (err !== null) process.exit(0);
+  });
 }
 
 /** The parts of the strings not yet sent. */

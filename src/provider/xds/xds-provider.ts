@@ -13,6 +13,7 @@ import { InThreadCompiler, type ConfigCompiler } from '../compile';
 import type { ConfigListener, ConfigProvider } from '../provider';
 import { ReconnectDelays } from './backoff';
 import { RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
+import { tlsRefusalReason } from './tls-probe';
 
 /** A DiscoveryRequest as proto-loader encodes it. */
 interface DiscoveryRequest {
@@ -195,17 +196,26 @@ export class XdsConfigProvider implements ConfigProvider {
   private scheduleReconnect(status: grpc.StatusObject): void {
     if (this.isStopped) return;
     const delayMs = this.delays.next();
+    const fields = {
+      server: this.options.settings.serverUrl,
+      status: grpc.status[status.code],
+      details: status.details,
+      retryInMs: Math.round(delayMs),
+    };
     // A warning when the stream is lost or fails for a new reason; each retry alike is debug.
-    this.streamState.failed(
-      'the xDS stream ended; reconnecting',
-      `${grpc.status[status.code]} ${status.details}`,
-      {
-        server: this.options.settings.serverUrl,
-        status: grpc.status[status.code],
-        details: status.details,
-        retryInMs: Math.round(delayMs),
-      },
-    );
+    const report = (tlsReason: string | undefined): void => {
+      this.streamState.failed(
+        'the xDS stream ended; reconnecting',
+        `${fields.status} ${status.details}${tlsReason === undefined ? '' : ` ${tlsReason}`}`,
+        tlsReason === undefined ? fields : { ...fields, tls: tlsReason },
+      );
+    };
+    const tls = this.options.settings.tls;
+    // grpc-js gives no reason for a connection the server closed after the TLS handshake (a
+    // refused client certificate): one TLS connection of its own asks the server why.
+    if (tls !== undefined && status.details.includes('Failed to connect'))
+      void tlsRefusalReason(fields.server, tls).then(report);
+    else report(undefined);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.openStream();

@@ -99,6 +99,8 @@ export class Instance {
   /** Where the instance is, for operators: its URL with credentials masked. */
   readonly address: string;
   private isReady = false;
+  /** Set by close(): the connection's end is then asked for, not an outage. */
+  private isClosing = false;
   private stopRefreshing: () => void = () => undefined;
   /** Why the last connection attempt failed, in words; cleared once connected. */
   private connectionCause: string | undefined;
@@ -136,7 +138,8 @@ export class Instance {
       client.on(event, () => {
         if (!this.isReady) return;
         this.isReady = false;
-        this.failures.down(this.address, this.connectionCause ?? 'connection closed');
+        if (!this.isClosing)
+          this.failures.down(this.address, this.connectionCause ?? 'connection closed');
         deps.pool?.closed.inc();
         deps.pool?.active.set(0);
         deps.onChange();
@@ -234,6 +237,7 @@ export class Instance {
 
   /** Finishes in-flight work, then closes the connections for good. */
   async close(): Promise<void> {
+    this.isClosing = true;
     await this.batcher.drain();
     this.stopRefreshing();
     const client = this.handle.client;

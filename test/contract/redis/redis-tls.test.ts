@@ -1,9 +1,10 @@
 // TLS to Redis on a TLS-only server: what is accepted, what is refused with an error naming the
 // setting to change (after the REDIS_STARTUP_* retries), and never a fallback to plain text.
-import { silentLogger } from '../../../src/lib/logger';
+import { MemoryLogger, silentLogger } from '../../../src/lib/logger';
 import { RedisCounterStore, StoreError } from '../../../src/store';
 import { makeCertificates, type Certificates } from '../../helpers/certs';
 import { collectCleanups } from '../../helpers/cleanups';
+import { eventually } from '../../helpers/eventually';
 import { RedisServer } from '../../helpers/redis-server';
 import { TlsRedis, tlsEnv } from '../../helpers/redis-tls';
 import { SentinelSet } from '../../helpers/sentinel-set';
@@ -198,4 +199,29 @@ it('connects to sentinels and master over TLS', async () => {
   } finally {
     await set.destroy();
   }
+});
+
+describe('closing', () => {
+  /** Connections the server holds, the asking one included. */
+  async function connections(): Promise<number> {
+    const list = (await server.node.command('CLIENT', 'LIST')) as string;
+    return list.split('\n').filter((line) => line.trim() !== '').length;
+  }
+
+  it('logs no outage when the store closes its own connection', async () => {
+    const logger = new MemoryLogger();
+    const store = await RedisCounterStore.open(
+      redisSettings({ ...QUICK_START, ...at(), ...tlsEnv('REDIS_', certs) }),
+      logger,
+    );
+    const key = `tls_close_${run}`;
+    const hit = { key, hits: 1, ttlSeconds: 60, isPerSecond: false, isNegative: false };
+    expect(await store.increment([hit])).toEqual([1]);
+    await store.close();
+    // The client hears of the end of a TLS connection after QUIT has been answered: once the
+    // server has let the connection go, a few turns of the event loop deliver that to it.
+    await eventually(async () => (await connections()) === 1, { what: 'the connection closed' });
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(logger.lines.filter((line) => line.level === 'error')).toEqual([]);
+  });
 });

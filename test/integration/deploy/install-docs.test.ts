@@ -110,7 +110,9 @@ describe('README install sections', () => {
     }
     expect(unreadNames([...env.keys()].map((k) => k.replace(/^docker:/, '')))).toEqual([]);
     expect(cmds.some((w) => w.join(' ') === 'npm ci')).toBe(true);
-    expect(cmds.some((w) => w.includes('npx') && w.includes('ratelimit'))).toBe(true);
+    // The service itself, not npm, gets the process manager's signals: no npx in production.
+    expect(cmds.some((w) => w.includes('node') && w.includes('bin/ratelimit.js'))).toBe(true);
+    expect(cmds.some((w) => w.includes('npx') && w.includes('ratelimit'))).toBe(false);
 
     const build = cmds.find((w) => w[0] === 'docker' && w[1] === 'build')!;
     expect(build.slice(build.indexOf('-f'), build.indexOf('-f') + 2)).toEqual([

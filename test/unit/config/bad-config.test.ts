@@ -40,7 +40,8 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'yaml-parse.yaml',
       'YAML_PARSE',
-      /^yaml-parse\.yaml: error loading config file: .+ \(line 4, column \d+\)$/,
+      // The misaligned item's own column, not the start of its indentation.
+      /^yaml-parse\.yaml: error loading config file: .+ \(line 4, column 4\)$/,
     ],
     [
       'not-a-map.yaml',
@@ -105,12 +106,12 @@ describe('each bad file is refused with its code, file name and reason', () => {
     [
       'invalid-unit.yaml',
       'INVALID_UNIT',
-      /^invalid-unit\.yaml: invalid rate limit unit 'fortnight' \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
+      /^invalid-unit\.yaml: invalid rate limit unit 'fortnight'; accepted: second, minute, hour, day, week, month, year \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'missing-unit.yaml',
       'INVALID_UNIT',
-      /^missing-unit\.yaml: invalid rate limit unit '' \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
+      /^missing-unit\.yaml: invalid rate limit unit ''; accepted: second, minute, hour, day, week, month, year \(line 5, column 7, at descriptors\[0\]\.rate_limit\)$/,
     ],
     [
       'unlimited-with-unit.yaml',

@@ -57,6 +57,19 @@ it('refuses an unknown algorithm, naming the file, line, column and rule', () =>
   );
 });
 
+it('refuses an unknown unit, naming it, the file, line, column and rule, and the accepted ones', () => {
+  const text =
+    'domain: api\ndescriptors:\n  - key: k\n    rate_limit: { unit: fortnight, requests_per_unit: 5 }\n';
+  expect(refusal(text)).toBe(
+    'rules/api.yaml:4:25: rule k (at descriptors[0].rate_limit): unknown unit "fortnight"; accepted: second, minute, hour, day, week, month, year',
+  );
+  // Without a unit the rule still goes, as UNKNOWN, for the service to refuse.
+  expect(
+    decoded('domain: d\ndescriptors:\n  - key: k\n    rate_limit: { requests_per_unit: 2 }\n')
+      .descriptors?.[0]?.rateLimit?.unit,
+  ).toBe('UNKNOWN');
+});
+
 it('refuses a key the resource has no field for, at any level, naming where it is', () => {
   expect(refusal('domain: api\ndescriptor:\n  - key: k\n')).toMatch(
     /^rules\/api\.yaml:2:1: unknown key 'descriptor' at the top level; accepted: domain, descriptors, quota_buckets$/,

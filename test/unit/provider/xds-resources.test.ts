@@ -72,7 +72,7 @@ it('names the path of every refusal of a resource: descriptors, blocks and items
     ],
   });
   expect(outcome.messages).toEqual([
-    "resource paths: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
+    "resource paths: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
     'resource paths: descriptor has empty key (at descriptors[1])',
     "resource paths: share_threshold can only be used with wildcard values (containing '*'), but found key 'b_x' (at descriptors[2])",
     "resource paths: descriptor 'paths.c' has two limits of unit second; each limit needs its own unit (at descriptors[3].rate_limits[1])",

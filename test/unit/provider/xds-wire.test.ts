@@ -132,7 +132,7 @@ it('understands upstream responses, ACKs, NACKs with the last good version, and 
       error_detail: {
         code: 3,
         message:
-          "resource edge-config: invalid rate limit unit 'UNKNOWN' (at descriptors[0].rate_limit)",
+          "resource edge-config: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
       },
     });
     expect(rejections).toHaveLength(1);

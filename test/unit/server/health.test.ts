@@ -67,8 +67,9 @@ it('follows the configuration and the backend even when they do not decide healt
     { name: 'config', isHealthy: false, sinceMs: 1000, affectsHealth: false },
     { name: 'sigterm', isHealthy: true, sinceMs: 1000, affectsHealth: true },
   ]);
-  // /healthcheck/components lists what decides health, as before.
-  expect(health.describe()).toEqual({ sigterm: true });
+  // /healthcheck/components lists what decides health, and the backend's outage whatever the
+  // settings: an operator asking it during an outage sees the backend unhealthy.
+  expect(health.describe()).toEqual({ backend: false, sigterm: true });
 });
 
 it('reports each breaker with its time, and counts it for health only when configured so', () => {

@@ -433,7 +433,7 @@ describe('tracing settings', () => {
     ],
     [
       { TRACING_EXPORTER_PROTOCOL: 'zipkin' },
-      'TRACING_EXPORTER_PROTOCOL: "zipkin" is not valid; accepted: http, grpc',
+      'TRACING_EXPORTER_PROTOCOL: "zipkin" is not valid; accepted: http, http/protobuf, http/json, grpc',
     ],
     [
       { TRACING_SAMPLING_RATE: '-0.1' },
