@@ -77,9 +77,11 @@ function move(accepted: net.Socket, sink: () => ReadSink | undefined): net.Socke
     writable: true,
     onread: {
       buffer: shared,
-      callback: (length: number): void => {
+      // Returning false would pause the socket (Node's onread contract): always read on.
+      callback: (length: number): boolean => {
         sink()?.(shared.subarray(0, length));
         if (isPoisoned) shared.fill(0xa5, 0, length);
+        return true;
       },
     },
   } as net.SocketConstructorOpts;
