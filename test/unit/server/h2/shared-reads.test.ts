@@ -117,10 +117,12 @@ describe('the start-up check', () => {
     const accepted = once(server, 'connection') as Promise<[net.Socket]>;
     const client = net.connect(port, '127.0.0.1');
     const [socket] = await accepted;
-    expect(readIntoShared(socket, () => undefined)).toBeUndefined();
+    const moved = readIntoShared(socket, () => undefined);
+    moved?.destroy();
     client.destroy();
     socket.destroy();
     server.close();
+    expect(moved).toBeUndefined();
   });
 });
 
@@ -133,9 +135,10 @@ async function plainServer(): Promise<{ server: net.Server; port: number }> {
 
 it('with moving turned off, a real listener serves HTTP/2 read through data events', async () => {
   expect(await checkSharedReads(true)).toEqual({ isOn: false, why: 'turned off' });
+  const { server, port } = await plainServer();
+  const sockets: net.Socket[] = [];
+  let client: http2.ClientHttp2Session | undefined;
   try {
-    const { server, port } = await plainServer();
-    const sockets: net.Socket[] = [];
     server.on('connection', (socket: net.Socket) => sockets.push(socket));
     acceptH2(
       server,
@@ -153,7 +156,7 @@ it('with moving turned off, a real listener serves HTTP/2 read through data even
         },
       },
     );
-    const client = http2.connect(`http://127.0.0.1:${String(port)}`);
+    client = http2.connect(`http://127.0.0.1:${String(port)}`);
     client.on('error', () => undefined);
     const request = client.request({ ':method': 'POST', ':path': '/' });
     request.end(Buffer.alloc(100_000, 0x61));
@@ -175,6 +178,10 @@ it('with moving turned off, a real listener serves HTTP/2 read through data even
     client.destroy();
     await eventually(() => isServerClosed, { what: 'the server to close' });
   } finally {
+    // Whatever failed, nothing stays open to keep jest from exiting.
+    client?.destroy();
+    for (const socket of sockets) socket.destroy();
+    if (server.listening) server.close();
     await checkSharedReads();
   }
 });
