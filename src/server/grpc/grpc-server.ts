@@ -12,6 +12,7 @@ import type { Logger } from '../../lib/logger';
 import { ignore } from '../../lib/ignore';
 import {
   acceptH2,
+  checkSharedReads,
   type H2Handlers,
   type H2Headers,
   type H2SessionOptions,
@@ -181,8 +182,17 @@ export class RateLimitGrpcServer {
 
   /** Binds the listener; resolves with the bound TCP port (0 for a unix socket). */
   async listen(): Promise<number> {
-    const { settings } = this.options;
+    const { settings, logger } = this.options;
     const address = grpcAddress(settings);
+    if (settings.http2 !== 'node' && this.secure === undefined) {
+      // Plaintext connections share one read buffer only where this Node still counts a
+      // socket moved out of its server (../h2/shared-reads.ts); else each reads on its own.
+      const shared = await checkSharedReads();
+      if (!shared.isOn)
+        logger.warn(
+          `gRPC connections read into buffers of their own: ${shared.why} (Node ${process.version})`,
+        );
+    }
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error): void => {
         reject(new Error(`cannot listen for gRPC on ${address}: ${err.message}`));

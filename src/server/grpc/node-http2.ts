@@ -55,13 +55,21 @@ const { NGHTTP2_NO_ERROR, NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE, NGHTTP2_STREA
  * a body and trailers node's RST_STREAM can overtake the trailers (seen in
  * test/unit/quota/rlqs-method.test.ts), so there the client ends the stream, as every gRPC
  * client does on trailers.
+ *
+ * The RST_STREAM waits for the next turn of the event loop: nghttp2 drops a HEADERS frame it
+ * has not sent yet when the stream is reset (nghttp2/nghttp2#692). Up to Node 26.7 node wrote
+ * the HEADERS before the reset it was asked for in the same turn; from 26.8 it does not, and
+ * the client saw its stream reset with no status (26.7.0 and 26.8.0 run side by side, and
+ * test/unit/server/grpc-node-http2.test.ts). By the next turn the HEADERS are written.
  */
 function endIfRequestOpen(node: http2.ServerHttp2Stream): void {
-  if (node.destroyed) return;
-  const { state } = node.state;
-  if (state === NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE || state === NGHTTP2_STREAM_STATE_CLOSED)
-    return;
-  node.close(NGHTTP2_NO_ERROR);
+  setImmediate(() => {
+    if (node.destroyed || node.closed) return;
+    const { state } = node.state;
+    if (state === NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE || state === NGHTTP2_STREAM_STATE_CLOSED)
+      return;
+    node.close(NGHTTP2_NO_ERROR);
+  });
 }
 
 /** A node stream as the H2Stream the gRPC layer serves. */

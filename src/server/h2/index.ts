@@ -7,3 +7,4 @@ export { H2Session, type H2SessionOptions } from './session';
 export { H2Stream, type H2Connection, type RespondOptions } from './stream';
 export { BufferBudget, ConnectionBudget } from './buffer-budget';
 export { HeldBytes } from './held-bytes';
+export { checkSharedReads, type SharedReadsCheck } from './shared-reads';

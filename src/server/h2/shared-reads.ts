@@ -9,7 +9,10 @@
 // Node offers a read buffer of one's own (`onread`) only to sockets it did not accept, so the
 // accepted socket's handle is moved into a socket made with one. That uses two fields Node does
 // not document (`_handle`, `_server`); where they are not as expected, the accepted socket is
-// read as before, through 'data' events.
+// read as before, through 'data' events. Their shape is not enough: checkSharedReads() moves a
+// socket on a throwaway loopback listener at start-up, and where its server does not count it
+// (or the bytes do not come), every connection is read the old way.
+import { once } from 'node:events';
 import net from 'node:net';
 
 /** Node's own read size (libuv's suggestion); a read never brings more. */
@@ -43,16 +46,25 @@ function isMovable(socket: net.Socket): boolean {
   );
 }
 
+/** Cleared by checkSharedReads() when moving failed its check or was turned off. */
+let isMoveAllowed = true;
+
 /**
  * Moves a socket `server` accepted (with pauseOnConnect, so nothing was read yet) into one that
  * reads into the shared buffer and hands each read to `sink()`, which may be set after this
  * returns. The server still counts the connection (server.close() waits for it). Returns
- * undefined, leaving `accepted` untouched, where this Node's sockets cannot be moved.
+ * undefined, leaving `accepted` untouched, where this Node's sockets cannot be moved or the
+ * start-up check turned moving off.
  */
 export function readIntoShared(
   accepted: net.Socket,
   sink: () => ReadSink | undefined,
 ): net.Socket | undefined {
+  if (!isMoveAllowed) return undefined;
+  return move(accepted, sink);
+}
+
+function move(accepted: net.Socket, sink: () => ReadSink | undefined): net.Socket | undefined {
   if (!isMovable(accepted)) return undefined;
   const inner = accepted as unknown as AcceptedInternals;
   const { _handle: handle, _server: server } = inner;
@@ -65,9 +77,11 @@ export function readIntoShared(
     writable: true,
     onread: {
       buffer: shared,
-      callback: (length: number): void => {
+      // Returning false would pause the socket (Node's onread contract): always read on.
+      callback: (length: number): boolean => {
         sink()?.(shared.subarray(0, length));
         if (isPoisoned) shared.fill(0xa5, 0, length);
+        return true;
       },
     },
   } as net.SocketConstructorOpts;
@@ -75,4 +89,102 @@ export function readIntoShared(
   (socket as unknown as AcceptedInternals)._server = server;
   accepted.destroy();
   return socket;
+}
+
+/** What checkSharedReads() found: whether connections are moved, and if not, why. */
+export interface SharedReadsCheck {
+  readonly isOn: boolean;
+  /** Why they are not, for the log; empty when they are. */
+  readonly why: string;
+}
+
+/** How long each step of the check may take; past it, moving is off. */
+const CHECK_STEP_MS = 2_000;
+
+/**
+ * The start-up self-check: accepts a connection on a loopback listener of its own, moves it as
+ * readIntoShared() does, and requires that the server counts it (getConnections), that a byte
+ * the client writes reaches the shared buffer, and that server.close() waits for the moved
+ * socket and completes once it is gone. Where any of this fails, readIntoShared() moves nothing
+ * from then on. `isForcedOff` turns moving off without a check (the tests of the old path).
+ */
+export async function checkSharedReads(isForcedOff = false): Promise<SharedReadsCheck> {
+  if (isForcedOff) {
+    isMoveAllowed = false;
+    return { isOn: false, why: 'turned off' };
+  }
+  let why: string;
+  try {
+    why = await tryMove();
+  } catch (err: unknown) {
+    why = `the check failed: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  isMoveAllowed = why === '';
+  return { isOn: isMoveAllowed, why };
+}
+
+function within<T>(step: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`${what} took more than ${String(CHECK_STEP_MS)} ms`));
+    }, CHECK_STEP_MS);
+  });
+  return Promise.race([step, late]).finally(() => {
+    clearTimeout(timer);
+  });
+}
+
+function connectionsOf(server: net.Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.getConnections((err, count) => {
+      if (err) reject(err);
+      else resolve(count);
+    });
+  });
+}
+
+/** One move on a throwaway listener; '' when it behaved, else what went wrong. */
+async function tryMove(): Promise<string> {
+  const server = net.createServer({ pauseOnConnect: true });
+  const sockets: net.Socket[] = [];
+  try {
+    server.listen(0, '127.0.0.1');
+    await within(once(server, 'listening'), 'listening on loopback');
+    const accepted = once(server, 'connection') as Promise<[net.Socket]>;
+    const { port } = server.address() as net.AddressInfo;
+    const client = net.connect(port, '127.0.0.1');
+    client.on('error', () => undefined);
+    sockets.push(client);
+    const [socket] = await within(accepted, 'accepting a connection');
+    sockets.push(socket);
+    let onRead: ReadSink = () => undefined;
+    const arrived = new Promise<void>((resolve) => {
+      onRead = () => {
+        resolve();
+      };
+    });
+    const moved = move(socket, () => onRead);
+    if (moved === undefined) return "this Node's accepted sockets lack the fields moved";
+    sockets.push(moved);
+    if ((await connectionsOf(server)) !== 1) return 'the server does not count a moved socket';
+    client.write('x');
+    await within(arrived, 'a byte reaching the shared buffer');
+    const closing = { isDone: false };
+    const closed = new Promise<void>((resolve) => {
+      server.close(() => {
+        closing.isDone = true;
+        resolve();
+      });
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    if (closing.isDone) return 'the server closed without waiting for a moved socket';
+    moved.destroy();
+    client.destroy();
+    await within(closed, 'the server closing once the moved socket was gone');
+    return '';
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    if (server.listening) server.close();
+  }
 }

@@ -7,8 +7,13 @@
 // few megabytes. Reused, they are allocated once.
 import { isPoisoned } from './shared-reads';
 
-/** The largest copy Node cuts from its pool of small Buffers (Buffer.allocUnsafe). */
-const POOLED_BYTES = Buffer.poolSize >>> 1;
+/**
+ * The largest copy taken from Node's pool of small Buffers (Buffer.allocUnsafe); larger ones are
+ * spare buffers. Fixed, not Node's own threshold (half of Buffer.poolSize): Node 26.3 and 24.18
+ * raised the pool from 8 to 64 KiB (nodejs/node#63597), which would send every cut 16 KiB frame
+ * to the pool, a new 64 KiB slab every four frames, the external memory spare buffers avoid.
+ */
+const POOLED_BYTES = 4 * 1024;
 
 export class SpareBuffers {
   private readonly spare: Buffer[] = [];

@@ -56,12 +56,13 @@ function healthcheck(env: Record<string, string>): { status: number | null; stde
 }
 
 describe('deploy/Dockerfile', () => {
-  test('every stage runs on the official Node 20 LTS image pinned to a full version', () => {
+  test('every stage runs on the official Node 26 LTS image pinned to a full version', () => {
+    // The release .ci/run tests the whole suite on (test/unit/scripts/node-versions.test.ts).
     const names = new Set<string>();
     for (const stage of stages) {
       if (!names.has(stage.image))
         expect(stage.image).toMatch(
-          /^node:20\.\d+\.\d+-(bookworm|bookworm-slim|alpine\d\.\d+)(@sha256:[0-9a-f]{64})?$/,
+          /^node:26\.\d+\.\d+-(bookworm|bookworm-slim|alpine\d\.\d+)(@sha256:[0-9a-f]{64})?$/,
         );
       if (stage.name !== undefined) names.add(stage.name);
     }
