@@ -151,6 +151,9 @@ export class H2Session extends EventEmitter {
   giveBack = (bytes: number): void => {
     this.budget.give(bytes);
   };
+  chargeWork = (bytes: number): void => {
+    this.reader.charge(bytes);
+  };
   resetStream = (stream: H2Stream, code: number): void => {
     this.streams.reset(stream, code);
     this.scheduleFlush();

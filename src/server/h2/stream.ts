@@ -25,6 +25,12 @@ export interface H2Connection {
   resetStream(stream: H2Stream, code: number): void;
   /** `bytes` of a stream's body that no longer count against the connection's buffer budget. */
   giveBack(bytes: number): void;
+  /**
+   * Work a stream's handler did beyond reading its frames (a quota report's usages), counted as
+   * that many bytes of frames against the connection's turn budget: past it, the connection's
+   * next frames wait for a later turn.
+   */
+  chargeWork(bytes: number): void;
 }
 
 export interface RespondOptions {
