@@ -1,4 +1,5 @@
-// The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources.
+// The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources and of
+// this project's QuotaRules resources.
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import type { CompileOptions, LoadOutcome } from '../../config';
@@ -11,7 +12,9 @@ import type { XdsSourceSettings } from '../../settings';
 import { InThreadCompiler, type ConfigCompiler } from '../compile';
 import type { ConfigListener, ConfigProvider } from '../provider';
 import { ReconnectDelays } from './backoff';
-import { RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
+import { SUBSCRIBED_TYPE_URLS } from './quota-rules-resource';
+import type { WireAny } from './resource';
+import { TypeSubscriptions } from './subscriptions';
 
 /** A DiscoveryRequest as proto-loader encodes it. */
 interface DiscoveryRequest {
@@ -96,11 +99,13 @@ export function xdsNode(settings: XdsSourceSettings): unknown {
 }
 
 /**
- * Subscribes to every RateLimitConfig (a wildcard subscription) over ADS. Each response holds
- * the complete set; it is compiled as files are, and ACKed with its version when it compiles
- * or NACKed with the last good version and every problem when it does not, the previous
- * snapshot serving on. Any end of the stream reconnects after a backoff, and the first
- * request of a new stream carries the last accepted version.
+ * Subscribes to every RateLimitConfig and every QuotaRules (wildcard subscriptions) on one ADS
+ * stream. Each response holds the complete set of its type; it is compiled with the other
+ * type's last accepted set as files are, and ACKed with its version when it compiles or NACKed
+ * with that type's last good version and every problem when it does not, the previous
+ * snapshot serving on. A server that never answers QuotaRules leaves the rules out and the
+ * RateLimitConfig subscription as it was. Any end of the stream reconnects after a backoff,
+ * and the first requests of a new stream carry the last accepted versions.
  */
 export class XdsConfigProvider implements ConfigProvider {
   private readonly client: AdsClient;
@@ -109,7 +114,7 @@ export class XdsConfigProvider implements ConfigProvider {
   private listener: ConfigListener | undefined;
   private call: AdsCall | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  private lastAcceptedVersion = '';
+  private readonly types = new TypeSubscriptions(SUBSCRIBED_TYPE_URLS);
   private isStopped = false;
   private readonly compiler: ConfigCompiler;
   /** Updates are compiled one after the other, each ACKed or NACKed in the order received. */
@@ -162,12 +167,15 @@ export class XdsConfigProvider implements ConfigProvider {
       this.call = undefined;
       this.scheduleReconnect(status);
     });
-    call.write({
-      versionInfo: this.lastAcceptedVersion,
-      node: xdsNode(this.options.settings),
-      resourceNames: [],
-      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
-      responseNonce: '',
+    // The node goes with the first request only, as Envoy sends it.
+    this.types.typeUrls.forEach((typeUrl, i) => {
+      call.write({
+        versionInfo: this.types.lastVersion(typeUrl),
+        ...(i === 0 ? { node: xdsNode(this.options.settings) } : {}),
+        resourceNames: [],
+        typeUrl,
+        responseNonce: '',
+      });
     });
   }
 
@@ -201,7 +209,7 @@ export class XdsConfigProvider implements ConfigProvider {
       this.apply(call, listener, response).catch((err: unknown) => {
         const reason = `the update could not be applied: ${describeError(err)}`;
         this.options.logger.error('refused an xDS update (NACK)', { version, error: reason });
-        this.nack(call, nonce, reason);
+        this.nack(call, nonce, reason, response.typeUrl ?? '');
       }),
     );
   }
@@ -214,27 +222,31 @@ export class XdsConfigProvider implements ConfigProvider {
   ): Promise<void> {
     const version = response.versionInfo ?? '';
     const nonce = response.nonce ?? '';
-    if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
+    const typeUrl = response.typeUrl ?? '';
+    if (!this.types.isSubscribed(typeUrl)) {
       // ADS may carry other types; a response of one we did not ask for is refused.
       this.nack(
         call,
         nonce,
-        `unexpected type_url ${JSON.stringify(response.typeUrl ?? '')}; subscribed to ${RATE_LIMIT_CONFIG_TYPE_URL}`,
+        `unexpected type_url ${JSON.stringify(typeUrl)}; subscribed to ${this.types.typeUrls.join(', ')}`,
+        typeUrl,
       );
       return;
     }
     const resources: readonly WireAny[] = response.resources ?? [];
     const outcome: LoadOutcome = await this.compiler.compile(
-      { kind: 'resources', resources },
+      { kind: 'resources', resources: this.types.resourcesWith(typeUrl, resources) },
       this.options.compile,
     );
     if (this.isStopped) return;
+    for (const warning of outcome.warnings) this.options.logger.warn(warning);
     if (!outcome.ok) {
       listener.onRejected(outcome.errors);
-      this.nack(call, nonce, outcome.errors.map((e) => e.message).join('; '));
+      this.nack(call, nonce, outcome.errors.map((e) => e.message).join('; '), typeUrl);
       this.options.logger.warn('refused an xDS update (NACK)', {
+        typeUrl,
         version,
-        lastAccepted: this.lastAcceptedVersion,
+        lastAccepted: this.types.lastVersion(typeUrl),
       });
       return;
     }
@@ -243,14 +255,15 @@ export class XdsConfigProvider implements ConfigProvider {
       server: this.options.settings.serverUrl,
       version,
     });
-    this.lastAcceptedVersion = version;
+    this.types.accept(typeUrl, version, resources);
     this.write(call, {
       versionInfo: version,
       resourceNames: [],
-      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+      typeUrl,
       responseNonce: nonce,
     });
     this.options.logger.info('accepted an xDS update (ACK)', {
+      typeUrl,
       version,
       domains: outcome.snapshot.domains.join(','),
     });
@@ -261,11 +274,11 @@ export class XdsConfigProvider implements ConfigProvider {
     if (this.call === call) call.write(request);
   }
 
-  private nack(call: AdsCall, nonce: string, message: string): void {
+  private nack(call: AdsCall, nonce: string, message: string, typeUrl: string): void {
     this.write(call, {
-      versionInfo: this.lastAcceptedVersion,
+      versionInfo: this.types.lastVersion(typeUrl),
       resourceNames: [],
-      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+      typeUrl,
       responseNonce: nonce,
       errorDetail: { code: INVALID_ARGUMENT, message },
     });
