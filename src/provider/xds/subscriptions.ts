@@ -39,6 +39,24 @@ export class TypeSubscriptions {
     return all;
   }
 
+  /**
+   * Whether a response's resources are byte for byte the ones last accepted of its type (none
+   * before any): a server that bumps one version for every type sends such responses, and
+   * compiling them again would change nothing.
+   */
+  isUnchanged(typeUrl: string, resources: readonly WireAny[]): boolean {
+    const before = this.accepted.get(typeUrl)?.resources ?? [];
+    if (before.length !== resources.length) return false;
+    return resources.every((r, i) => {
+      const b = before[i];
+      return (
+        b !== undefined &&
+        b.type_url === r.type_url &&
+        Buffer.from(b.value ?? []).equals(Buffer.from(r.value ?? []))
+      );
+    });
+  }
+
   /** The response of `typeUrl` was accepted: its resources stand until the next one. */
   accept(typeUrl: string, version: string, resources: readonly WireAny[]): void {
     this.accepted.set(typeUrl, { version, resources });

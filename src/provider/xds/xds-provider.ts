@@ -234,6 +234,11 @@ export class XdsConfigProvider implements ConfigProvider {
       return;
     }
     const resources: readonly WireAny[] = response.resources ?? [];
+    if (this.types.isUnchanged(typeUrl, resources)) {
+      // The same set again under a new version: nothing to compile, only to acknowledge.
+      this.acknowledge(call, typeUrl, version, nonce, resources);
+      return;
+    }
     const outcome: LoadOutcome = await this.compiler.compile(
       { kind: 'resources', resources: this.types.resourcesWith(typeUrl, resources) },
       this.options.compile,
@@ -255,18 +260,23 @@ export class XdsConfigProvider implements ConfigProvider {
       server: this.options.settings.serverUrl,
       version,
     });
-    this.types.accept(typeUrl, version, resources);
-    this.write(call, {
-      versionInfo: version,
-      resourceNames: [],
-      typeUrl,
-      responseNonce: nonce,
-    });
+    this.acknowledge(call, typeUrl, version, nonce, resources);
     this.options.logger.info('accepted an xDS update (ACK)', {
       typeUrl,
       version,
       domains: outcome.snapshot.domains.join(','),
     });
+  }
+
+  private acknowledge(
+    call: AdsCall,
+    typeUrl: string,
+    version: string,
+    nonce: string,
+    resources: readonly WireAny[],
+  ): void {
+    this.types.accept(typeUrl, version, resources);
+    this.write(call, { versionInfo: version, resourceNames: [], typeUrl, responseNonce: nonce });
   }
 
   /** Writes on the stream the update came on, unless it has ended since. */

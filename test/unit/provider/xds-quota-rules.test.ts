@@ -27,11 +27,11 @@ function encode(kind: typeof RATE_LIMIT_CONFIG | typeof QUOTA_RULES, body: objec
   return Buffer.from(type.encode(type.fromObject(body)).finish());
 }
 
-const config = (quotaBuckets: object[] = []): Buffer =>
+const config = (quotaBuckets: object[] = [], requestsPerUnit = 5): Buffer =>
   encode(RATE_LIMIT_CONFIG, {
     name: 'edge-config',
     domain: 'edge',
-    descriptors: [{ key: 'path', rateLimit: { unit: 'SECOND', requestsPerUnit: 5 } }],
+    descriptors: [{ key: 'path', rateLimit: { unit: 'SECOND', requestsPerUnit } }],
     quotaBuckets,
   });
 
@@ -121,6 +121,11 @@ it('subscribes to QuotaRules beside RateLimitConfig; a server that never answers
   expect(snapshots[0]?.domains).toEqual(['edge']);
   expect(snapshots[0]?.quotaRules.isEmpty).toBe(true);
   expect(of(QUOTA_URL)).toHaveLength(1);
+  // The same resources under a new version are acknowledged without a new snapshot.
+  respond(CONFIG_URL, 'v2', config());
+  await eventually(() => of(CONFIG_URL).length === 3, { what: 'the second ACK' });
+  expect(of(CONFIG_URL)[2]).toMatchObject({ version_info: 'v2' });
+  expect(snapshots).toHaveLength(1);
 });
 
 it('takes quota rules from QuotaRules, keeps them across RateLimitConfig updates, NACKs a bad one', async () => {
@@ -135,7 +140,7 @@ it('takes quota rules from QuotaRules, keeps them across RateLimitConfig updates
   await eventually(() => of(QUOTA_URL).length === 2, { what: 'the ACK of QuotaRules' });
   expect(of(QUOTA_URL)[1]).toMatchObject({ version_info: 'q1', response_nonce: `${QUOTA_URL}-q1` });
   // A RateLimitConfig update compiles with the QuotaRules last accepted.
-  respond(CONFIG_URL, 'v2', config());
+  respond(CONFIG_URL, 'v2', config([], 6));
   await eventually(() => snapshots.length === 3, { what: 'a third snapshot' });
   expect(snapshots[2]?.quotaRules.match('edge', api)).toBeDefined();
   // A refused QuotaRules is NACKed with its own last good version; the snapshot stands.
@@ -159,7 +164,7 @@ it('still reads quota_buckets of a RateLimitConfig, warning at each load that us
     kind: 'blanket',
     rule: 'deny_all',
   });
-  respond(CONFIG_URL, 'v2', old);
+  respond(CONFIG_URL, 'v2', config([{ bucket: { name: 'api' }, blanketRule: 'DENY_ALL' }], 6));
   await eventually(() => snapshots.length === 2, { what: 'a second snapshot' });
   const warnings = logger.lines.filter((l) => l.level === 'warning');
   expect(warnings.map((l) => l.message)).toEqual([
