@@ -9,7 +9,10 @@
 // version for the type, and pkg/cache/v3/snapshot.go, GetVersion, gives "" for a type it does not
 // know, which is what a first request carries. So the subscription is never answered, and never
 // refused, and the RateLimitConfig watch beside it is answered as before: the first test's
-// server does just that.
+// server does just that. Envoy Gateway serves its rate limit service through the same cache:
+// internal/xds/cache/snapshotcache.go wraps cachev3.NewSnapshotCache, and its OnStreamRequest
+// callback only logs a request's type_url; it refuses a stream whose first request has no node
+// id, which is why the node goes with the first request, RateLimitConfig's.
 import type { ConfigSnapshot } from '../../../src/config';
 import { MemoryLogger } from '../../../src/lib/logger';
 import { messageType, QUOTA_RULES, RATE_LIMIT_CONFIG } from '../../../src/lib/proto';
