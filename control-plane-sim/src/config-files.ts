@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { toStruct, type JsonObject } from '../../src/lib/struct';
-import { encodeConfig, TYPE_URL } from './proto';
+import { encodeConfig, encodeQuotaRules, TYPE_URL } from './proto';
 import { quotaBuckets } from './quota-buckets';
 
 /** A resource as the ADS response carries it. */
@@ -11,6 +11,8 @@ export interface Resource {
   readonly name: string;
   readonly typeUrl: string;
   readonly value: Uint8Array;
+  /** The file's quota_buckets as a QuotaRules of the same name; absent without any. */
+  readonly quota?: Uint8Array;
 }
 
 const UNITS = new Set(['SECOND', 'MINUTE', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'YEAR']);
@@ -215,13 +217,17 @@ export function resourceFromYaml(name: string, yamlText: string, file = name): R
   const doc: unknown = reading.doc.toJS();
   const root = isObj(doc) ? doc : {};
   refuseUnknownKeys(root, TOP_KEYS, [], reading);
+  const domain = text(root.domain);
   const config = {
     name,
-    domain: text(root.domain),
+    domain,
     descriptors: Array.isArray(root.descriptors) ? descriptors(root.descriptors, [], reading) : [],
-    quotaBuckets: quotaBuckets(root.quota_buckets, reading),
   };
-  return { name, typeUrl: TYPE_URL, value: encodeConfig(config) };
+  const rules = quotaBuckets(root.quota_buckets, reading);
+  const resource = { name, typeUrl: TYPE_URL, value: encodeConfig(config) };
+  // The rules go as this project's own type, never in RateLimitConfig's deprecated field.
+  if (rules.length === 0) return resource;
+  return { ...resource, quota: encodeQuotaRules({ name, domain, quotaBuckets: rules }) };
 }
 
 /**

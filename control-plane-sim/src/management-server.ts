@@ -1,7 +1,8 @@
-// The management server: ADS (and RateLimitConfigDiscoveryService) state of the world, per node.
+// The management server: ADS (and RateLimitConfigDiscoveryService) state of the world, per node:
+// RateLimitConfig resources, and this project's QuotaRules beside them on the same ADS stream.
 import * as grpc from '@grpc/grpc-js';
 import type { Resource } from './config-files';
-import { loadServices, TYPE_URL } from './proto';
+import { loadServices, QUOTA_TYPE_URL, TYPE_URL } from './proto';
 
 interface DiscoveryRequest {
   versionInfo?: string;
@@ -61,8 +62,14 @@ interface StreamState {
   readonly call: Stream;
   nodeId: string | undefined;
   nonce: number;
-  lastSentNonce: string | undefined;
+  /** The types the stream subscribed to, each with the nonce last sent for it. */
+  readonly types: Map<string, string | undefined>;
+  /** The version each type last ACKed: a node has ACKed a version once every type has. */
+  readonly acked: Map<string, string | undefined>;
 }
+
+/** The types served; a request for another is logged and left unanswered, as go-control-plane does. */
+const SERVED_TYPES: readonly string[] = [TYPE_URL, QUOTA_TYPE_URL];
 
 /**
  * Serves one set of resources, versioned by a counter bumped on every change, to every
@@ -93,7 +100,7 @@ export class ManagementServer {
         _call: grpc.ServerUnaryCall<DiscoveryRequest, DiscoveryResponse>,
         callback: grpc.sendUnaryData<DiscoveryResponse>,
       ) => {
-        callback(null, this.response('fetch'));
+        callback(null, this.response(TYPE_URL, 'fetch'));
       },
     });
   }
@@ -121,7 +128,8 @@ export class ManagementServer {
     });
     this.published.length = Math.min(this.published.length, VERSION_HISTORY);
     this.log(`version ${this.version}: ${this.resourceNames.join(', ') || '(no resources)'}`);
-    for (const stream of this.streams) this.send(stream);
+    for (const stream of this.streams)
+      for (const type of stream.types.keys()) this.send(stream, type);
   }
 
   /** Ends every stream with UNAVAILABLE, as a management server restart would. */
@@ -170,27 +178,38 @@ export class ManagementServer {
     return node;
   }
 
-  private response(nonce: string): DiscoveryResponse {
+  private response(typeUrl: string, nonce: string): DiscoveryResponse {
+    const resources: DiscoveryResponse['resources'] = [];
+    for (const r of this.resources) {
+      if (typeUrl === TYPE_URL) resources.push({ type_url: r.typeUrl, value: r.value });
+      else if (r.quota !== undefined) resources.push({ type_url: QUOTA_TYPE_URL, value: r.quota });
+    }
     return {
       versionInfo: this.version,
-      resources: this.resources.map((r) => ({ type_url: r.typeUrl, value: r.value })),
-      typeUrl: TYPE_URL,
+      resources,
+      typeUrl,
       nonce,
       controlPlane: { identifier: this.identifier },
     };
   }
 
-  private send(stream: StreamState): void {
+  private send(stream: StreamState, typeUrl: string): void {
     if (stream.nodeId === undefined) return;
     stream.nonce += 1;
     const nonce = String(stream.nonce);
-    stream.lastSentNonce = nonce;
+    stream.types.set(typeUrl, nonce);
     this.node(stream.nodeId).lastSentVersion = this.version;
-    stream.call.write(this.response(nonce));
+    stream.call.write(this.response(typeUrl, nonce));
   }
 
   private onStream(call: Stream): void {
-    const state: StreamState = { call, nodeId: undefined, nonce: 0, lastSentNonce: undefined };
+    const state: StreamState = {
+      call,
+      nodeId: undefined,
+      nonce: 0,
+      types: new Map(),
+      acked: new Map(),
+    };
     this.streams.add(state);
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(call.metadata.getMap())) headers[key] = String(value);
@@ -214,8 +233,11 @@ export class ManagementServer {
     request: DiscoveryRequest,
     headers: Record<string, string>,
   ): void {
-    if (request.typeUrl !== TYPE_URL) {
-      this.log(`ignoring a request for ${request.typeUrl ?? '(no type)'}`);
+    // StreamRlsConfigs' requests may leave the type out: it serves RateLimitConfig alone.
+    const typeUrl =
+      request.typeUrl === undefined || request.typeUrl === '' ? TYPE_URL : request.typeUrl;
+    if (!SERVED_TYPES.includes(typeUrl)) {
+      this.log(`ignoring a request for ${typeUrl}`);
       return;
     }
     if (state.nodeId === undefined) {
@@ -236,18 +258,20 @@ export class ManagementServer {
         request.node?.userAgentName === undefined
           ? undefined
           : `${request.node.userAgentName}/${request.node.userAgentVersion ?? ''}`;
-      node.requests += 1;
       this.log(
         `node ${JSON.stringify(id)} connected with version ${JSON.stringify(request.versionInfo ?? '')}`,
       );
-      // A client that already holds the current version needs nothing until the next change.
-      if ((request.versionInfo ?? '') !== this.version || this.versionNumber === 0)
-        this.send(state);
-      return;
     }
     const node = this.node(state.nodeId);
     node.requests += 1;
-    if (request.responseNonce !== state.lastSentNonce) return;
+    if (!state.types.has(typeUrl)) {
+      state.types.set(typeUrl, undefined);
+      // A client that already holds the current version needs nothing until the next change.
+      if ((request.versionInfo ?? '') !== this.version || this.versionNumber === 0)
+        this.send(state, typeUrl);
+      return;
+    }
+    if (request.responseNonce !== state.types.get(typeUrl)) return;
     if (request.errorDetail !== undefined) {
       const message = request.errorDetail.message ?? '';
       node.lastNack = { version: node.lastSentVersion, message, at: new Date().toISOString() };
@@ -256,6 +280,9 @@ export class ManagementServer {
       );
       return;
     }
+    state.acked.set(typeUrl, request.versionInfo);
+    if ([...state.types.keys()].some((type) => state.acked.get(type) !== request.versionInfo))
+      return;
     node.lastAckVersion = request.versionInfo;
     node.lastAckAt = new Date().toISOString();
     this.log(`node ${JSON.stringify(state.nodeId)} ACKed version ${request.versionInfo ?? ''}`);

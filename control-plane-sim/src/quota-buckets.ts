@@ -1,4 +1,4 @@
-// A file's quota_buckets turned into RateLimitConfig's quota_buckets (this project's extension):
+// A file's quota_buckets turned into the rules of a QuotaRules resource (this project's own type):
 // what the protocol can carry is sent as written, for the service to check; the rest is refused.
 import { parseGoDurationMs } from '../../src/lib/durations';
 

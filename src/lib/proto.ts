@@ -26,6 +26,7 @@ export const API_FILES: readonly string[] = Object.freeze([
   'google/rpc/status.proto',
   'ratelimit/config/ratelimit/v3/rls_conf.proto',
   'ratelimit/service/ratelimit/v3/rls_conf_ds.proto',
+  'ratelimit_ts/quota/v1/quota_rules.proto',
   'grpc/health/v1/health.proto',
   'envoy/service/rate_limit_quota/v3/rlqs.proto',
   'envoy/type/v3/ratelimit_strategy.proto',
@@ -60,6 +61,13 @@ export const RATE_LIMIT_CONFIG = Object.freeze({
   file: 'ratelimit/config/ratelimit/v3/rls_conf.proto',
   name: 'ratelimit.config.ratelimit.v3.RateLimitConfig',
   typeUrl: 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig',
+});
+
+/** This project's own xDS resource of quota rules, subscribed to on the same ADS stream. */
+export const QUOTA_RULES = Object.freeze({
+  file: 'ratelimit_ts/quota/v1/quota_rules.proto',
+  name: 'ratelimit_ts.quota.v1.QuotaRules',
+  typeUrl: 'type.googleapis.com/ratelimit_ts.quota.v1.QuotaRules',
 });
 
 const messageTypes = new Map<string, protobuf.Type>();

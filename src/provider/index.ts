@@ -7,7 +7,8 @@ export {
   type DirectoryLoad,
   type DirectoryLoadOptions,
 } from './file/read-directory';
-export { XdsConfigProvider, xdsNode, type XdsProviderOptions } from './xds/xds-provider';
+export { xdsNode } from './xds/channel';
+export { XdsConfigProvider, type XdsProviderOptions } from './xds/xds-provider';
 export { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL } from './xds/resource';
 export { Backoff, ReconnectDelays } from './xds/backoff';
 export {

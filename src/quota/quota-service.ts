@@ -4,15 +4,19 @@ import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { Bucket, RESTART_HOLD_MS, type RemoteClaim } from './bucket';
+import { QuotaCaps, type QuotaCapLimits } from './caps';
 import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
+import { PartsRunner } from './in-parts';
 import { QuotaStream, type QuotaStreamSink, type StreamHost } from './quota-stream';
+import { RecomputeQueue } from './recompute';
+import { UsageRefusals } from './refusals';
 import { isSamePolicy, QuotaRuleSet, type BucketPairs, type QuotaRule } from './rules';
 import type { RefusedUsage } from './validate';
 
 /** The bounds and timings of the quota service (settings). */
-export interface QuotaLimits {
+export interface QuotaLimits extends QuotaCapLimits {
   /** Buckets one stream may watch; further ones get no assignment and are counted. */
   readonly maxBucketsPerStream: number;
   /** Streams one connection may hold (the transport's bound, kept with the others). */
@@ -38,7 +42,7 @@ export class QuotaService implements StreamHost {
   private readonly streams = new Set<QuotaStream>();
   private readonly dirty = new Set<QuotaStream>();
   /** Streams whose refused reports were logged (once per stream). */
-  private readonly toldRefusal = new WeakSet<QuotaStream>();
+  private readonly refusals: UsageRefusals;
   /** Bucket keys of the pairs a stream's reports name again and again (validate.ts). */
   private readonly keys = new WeakMap<
     BucketPairs,
@@ -54,10 +58,18 @@ export class QuotaService implements StreamHost {
   private nextStreamId = 1;
   private timer: NodeJS.Timeout | undefined;
   private isClosed = false;
+  private readonly caps: QuotaCaps;
+  private readonly recompute = new RecomputeQueue<QuotaStream>(() => {
+    this.flushDirty();
+  });
+  /** A reload's pass over the watched buckets, a part per turn. */
+  private readonly reload = new PartsRunner();
 
   constructor(private readonly options: QuotaServiceOptions) {
     this.lastExchangeMs = options.clock.nowMs();
     this.holdUntilMs = this.lastExchangeMs + RESTART_HOLD_MS;
+    this.refusals = new UsageRefusals(options.logger, options.stats);
+    this.caps = new QuotaCaps(options.limits, options.logger, () => this.nowMs());
   }
 
   nowMs(): number {
@@ -104,33 +116,55 @@ export class QuotaService implements StreamHost {
   openStream(sink: QuotaStreamSink, peer: string): QuotaStream {
     const id = `${this.options.share.replicaId}/${this.nextStreamId++}`;
     const stream = new QuotaStream(id, peer, sink, this);
+    const refusal = this.caps.refuseStream(this.streams.size);
     this.streams.add(stream);
     this.options.stats?.streamsOpen.set(this.streams.size);
     if (this.isClosed) stream.end('UNAVAILABLE', 'the server is shutting down');
+    else if (refusal !== undefined) this.refuse(stream, refusal);
     return stream;
+  }
+
+  /** Watches held by all streams, and of those the ones of buckets without a rule. */
+  get watchCounts(): { readonly watches: number; readonly withoutRule: number } {
+    return { watches: this.caps.watches, withoutRule: this.caps.watchesWithoutRule };
   }
 
   /**
    * Takes a new configuration's rules: a bucket whose rule is gone is abandoned by every Envoy
    * watching it; a bucket whose rule changed (or that has one now) is shared out again and
-   * pushed to all its watchers at once.
+   * pushed to all its watchers at once. Buckets are visited a part per turn (in-parts.ts), so
+   * a reload over many watched buckets holds no connection up for all of them; a bucket first
+   * watched meanwhile takes the new rules at once.
    */
   setRules(rules: QuotaRuleSet): void {
     this.rules = rules;
     this.options.stats?.bind(rules.domains().flatMap((d) => rules.rulesOf(d)));
-    for (const bucket of [...this.buckets.values()]) {
-      const before = bucket.rule;
-      const after = rules.match(bucket.domain, bucket.pairs);
-      if (before !== undefined && after === undefined) {
-        this.abandonAll(bucket, before);
-        continue;
-      }
-      bucket.rule = after;
-      if (after === undefined) continue;
-      const isSame = before !== undefined && before.id === after.id && isSamePolicy(before, after);
-      if (!isSame) bucket.reallocate(true);
+    this.reload.run(
+      [...this.buckets.values()],
+      (bucket) => this.rematch(bucket, rules),
+      (isDone) => {
+        this.flushDirty();
+        if (isDone) this.caps.recount(this.buckets.values());
+      },
+    );
+  }
+
+  /** Gives a bucket the rule `rules` have for it; returns the work it cost. */
+  private rematch(bucket: Bucket<QuotaStream>, rules: QuotaRuleSet): number {
+    if (this.buckets.get(bucket.key) !== bucket) return 1;
+    const before = bucket.rule;
+    const after = rules.match(bucket.domain, bucket.pairs);
+    const work = 1 + bucket.watchers.size;
+    if (before !== undefined && after === undefined) {
+      this.abandonAll(bucket, before);
+      return work;
     }
-    this.flushDirty();
+    bucket.rule = after;
+    if (after === undefined) return 1;
+    const isSame = before !== undefined && before.id === after.id && isSamePolicy(before, after);
+    if (isSame) return 1;
+    bucket.reallocate(true);
+    return work;
   }
 
   report(stream: QuotaStream, reports: UsageReports): void {
@@ -138,11 +172,12 @@ export class QuotaService implements StreamHost {
     const domainStats = this.options.stats?.domain(domain);
     if (stream.reportsSeen === 1) this.countStreamOfDomain(domain, 1);
     if (reports.usages.length > 0 && this.rules.rulesOf(domain).length === 0) {
-      this.refuseUnknownDomain(stream, domain, reports.usages.length);
+      this.refusals.unknownDomain(stream, domain, reports.usages.length);
       return;
     }
     const nowMs = this.nowMs();
-    const touched = new Set<Bucket<QuotaStream>>();
+    /** Each bucket reported on, and whether this report is the stream's watch of it. */
+    const touched = new Map<Bucket<QuotaStream>, boolean>();
     for (const usage of reports.usages) {
       const key = this.keyOf(domain, usage.bucket);
       let bucket = stream.buckets.get(key);
@@ -151,17 +186,51 @@ export class QuotaService implements StreamHost {
           domainStats?.bucketsRefused.inc();
           continue;
         }
-        bucket = this.bucketFor(key, domain, usage.bucket);
-        stream.buckets.set(key, bucket);
+        bucket = this.watch(stream, key, domain, usage.bucket);
+        if (bucket === undefined) return;
       }
-      bucket.report(stream, usage, nowMs, this.holdUntilMs);
+      const isWatch = bucket.report(stream, usage, nowMs, this.holdUntilMs);
       domainStats?.reports.inc();
       if (bucket.rule === undefined) domainStats?.bucketsWithoutRule.inc();
       else this.options.stats?.rule(bucket.rule)?.reports.inc();
-      touched.add(bucket);
+      touched.set(bucket, isWatch || touched.get(bucket) === true);
     }
-    for (const bucket of touched) bucket.reallocate();
+    // A bucket many Envoys share is shared out once a turn or tick, not once a report.
+    for (const [bucket, isWatch] of touched) this.recompute.changed(bucket, isWatch);
     this.flushDirty();
+  }
+
+  /**
+   * The stream's new watch of a bucket, or undefined when a process-wide bound refuses it: the
+   * stream is then ended RESOURCE_EXHAUSTED.
+   */
+  private watch(
+    stream: QuotaStream,
+    key: string,
+    domain: string,
+    pairs: BucketPairs,
+  ): Bucket<QuotaStream> | undefined {
+    const existing = this.buckets.get(key);
+    const rule = existing === undefined ? this.rules.match(domain, pairs) : existing.rule;
+    const refusal = this.caps.refuseWatch(rule !== undefined);
+    if (refusal !== undefined) {
+      this.refuse(stream, refusal);
+      return undefined;
+    }
+    let bucket = existing;
+    if (bucket === undefined) {
+      bucket = new Bucket<QuotaStream>(key, domain, pairs, rule);
+      this.buckets.set(key, bucket);
+    }
+    stream.buckets.set(key, bucket);
+    this.caps.watched(1, rule !== undefined);
+    return bucket;
+  }
+
+  /** Ends a stream a bound refuses, with the bound's message, and logs it. */
+  private refuse(stream: QuotaStream, reason: string): void {
+    this.caps.noteRefused(reason, stream.peer);
+    stream.end('RESOURCE_EXHAUSTED', reason);
   }
 
   markDirty(stream: QuotaStream): void {
@@ -175,8 +244,9 @@ export class QuotaService implements StreamHost {
     if (stream.domain !== undefined) this.countStreamOfDomain(stream.domain, -1);
     for (const bucket of stream.buckets.values()) {
       bucket.watchers.delete(stream);
+      this.caps.watched(-1, bucket.rule !== undefined);
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
-      else bucket.reallocate();
+      else this.recompute.changed(bucket, true);
     }
     stream.buckets.clear();
     this.queueFlush();
@@ -191,27 +261,8 @@ export class QuotaService implements StreamHost {
     this.options.stats?.invalidReports.inc();
   }
 
-  /**
-   * A domain no rule names: its buckets would only take memory. Envoy reports every bucket on
-   * each tick, so once a configuration names the domain they are watched within 5 s.
-   */
-  private refuseUnknownDomain(stream: QuotaStream, domain: string, count: number): void {
-    const field = 'domain';
-    const reason = `${JSON.stringify(domain)} has no quota rules: its buckets are not watched`;
-    this.noteRefused(stream, `${field}: ${reason}`, Array(count).fill({ field, reason }));
-  }
-
   noteRefused(stream: QuotaStream, reason: string, usages: readonly RefusedUsage[]): void {
-    this.options.stats?.usagesRefused.add(usages.length);
-    if (this.toldRefusal.has(stream)) return;
-    this.toldRefusal.add(stream);
-    const what = usages.length === 0 ? 'quota stream refused' : 'quota report usages refused';
-    this.options.logger.info(what, {
-      stream: stream.id,
-      peer: stream.peer,
-      reason,
-      ...(usages.length === 0 ? {} : { usages: usages.length }),
-    });
+    this.refusals.note(stream, reason, usages);
   }
 
   /**
@@ -224,6 +275,7 @@ export class QuotaService implements StreamHost {
     for (const bucket of [...this.buckets.values()]) {
       for (const watcher of bucket.expire(nowMs)) {
         watcher.stream.abandon(bucket);
+        this.caps.watched(-1, bucket.rule !== undefined);
         if (bucket.rule !== undefined) this.options.stats?.rule(bucket.rule)?.abandoned.inc();
       }
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
@@ -232,6 +284,7 @@ export class QuotaService implements StreamHost {
         bucket.refresh(nowMs);
       }
     }
+    this.recompute.clear();
     for (const stream of this.streams) if (stream.hasDue) this.dirty.add(stream);
     this.flushDirty();
     this.updateGauges();
@@ -242,6 +295,8 @@ export class QuotaService implements StreamHost {
   async close(): Promise<void> {
     this.isClosed = true;
     clearInterval(this.timer);
+    this.recompute.close();
+    this.reload.cancel();
     for (const stream of [...this.streams])
       stream.end('UNAVAILABLE', 'the server is shutting down');
     await this.options.share.close();
@@ -255,20 +310,8 @@ export class QuotaService implements StreamHost {
     return key;
   }
 
-  private bucketFor(
-    key: string,
-    domain: string,
-    pairs: ReadonlyMap<string, string>,
-  ): Bucket<QuotaStream> {
-    let bucket = this.buckets.get(key);
-    if (bucket === undefined) {
-      bucket = new Bucket<QuotaStream>(key, domain, pairs, this.rules.match(domain, pairs));
-      this.buckets.set(key, bucket);
-    }
-    return bucket;
-  }
-
   private abandonAll(bucket: Bucket<QuotaStream>, rule: QuotaRule): void {
+    this.caps.watched(-bucket.watchers.size, true);
     for (const watcher of bucket.watchers.values()) {
       watcher.stream.abandon(bucket);
       this.options.stats?.rule(rule)?.abandoned.inc();

@@ -1,4 +1,5 @@
 // The compiled quota bucket rules of every domain, and the most specific rule for a bucket id.
+import { RuleIndex } from './rule-index';
 
 /** The units a quota budget may use: Envoy's RateLimitUnit, which has no week. */
 export const QUOTA_UNITS = ['SECOND', 'MINUTE', 'HOUR', 'DAY', 'MONTH', 'YEAR'] as const;
@@ -54,49 +55,49 @@ export interface QuotaRule {
 /** A bucket id as Envoy sends it: key and value pairs, in no particular order. */
 export type BucketPairs = ReadonlyMap<string, string>;
 
-function specificity(rule: QuotaRule): [number, number, number] {
+/** [keys, `*` values, prefixes, literal characters of the prefixes] of a rule. */
+function specificity(rule: QuotaRule): [number, number, number, number] {
   let any = 0;
   let prefix = 0;
+  let literal = 0;
   for (const m of rule.matchers) {
     if (m.kind === 'any') any += 1;
-    else if (m.kind === 'prefix') prefix += 1;
+    else if (m.kind === 'prefix') {
+      prefix += 1;
+      literal += m.value.length - 1;
+    }
   }
-  return [rule.matchers.length, any, prefix];
+  return [rule.matchers.length, any, prefix, literal];
 }
 
 /**
- * Most specific first: more keys, then fewer `*` values, then fewer prefixes; the sort is
+ * Most specific first: more keys, then fewer `*` values, then fewer prefixes, then longer
+ * prefixes (`abc*` before `a*`, their literal characters added up over the keys); the sort is
  * stable, so rules that tie stay in file order.
  */
 function bySpecificity(rules: readonly QuotaRule[]): QuotaRule[] {
   const keyed = rules.map((rule) => ({ rule, s: specificity(rule) }));
-  keyed.sort((a, b) => b.s[0] - a.s[0] || a.s[1] - b.s[1] || a.s[2] - b.s[2]);
+  keyed.sort((a, b) => b.s[0] - a.s[0] || a.s[1] - b.s[1] || a.s[2] - b.s[2] || b.s[3] - a.s[3]);
   return keyed.map((k) => k.rule);
-}
-
-function matches(matcher: QuotaKeyMatcher, value: string | undefined): boolean {
-  if (value === undefined) return false;
-  switch (matcher.kind) {
-    case 'any':
-      return true;
-    case 'exact':
-      return value === matcher.value;
-    case 'prefix':
-      return value.startsWith(matcher.value.slice(0, -1));
-  }
 }
 
 /** The rules of every domain; immutable, safe to share between streams. */
 export class QuotaRuleSet {
   private readonly ordered: ReadonlyMap<string, readonly QuotaRule[]>;
+  private readonly indexes: ReadonlyMap<string, RuleIndex<QuotaRule>>;
 
   /** `rules` per domain in file order. */
   constructor(rules: ReadonlyMap<string, readonly QuotaRule[]>) {
     const ordered = new Map<string, readonly QuotaRule[]>();
+    const indexes = new Map<string, RuleIndex<QuotaRule>>();
     for (const [domain, list] of rules) {
-      if (list.length > 0) ordered.set(domain, Object.freeze(bySpecificity(list)));
+      if (list.length === 0) continue;
+      const sorted = Object.freeze(bySpecificity(list));
+      ordered.set(domain, sorted);
+      indexes.set(domain, new RuleIndex(sorted));
     }
     this.ordered = ordered;
+    this.indexes = indexes;
     Object.freeze(this);
   }
 
@@ -122,9 +123,7 @@ export class QuotaRuleSet {
    * it accepts (the bucket id may have more keys); of several, the most specific.
    */
   match(domain: string, bucket: BucketPairs): QuotaRule | undefined {
-    const rules = this.ordered.get(domain);
-    if (rules === undefined) return undefined;
-    return rules.find((rule) => rule.matchers.every((m) => matches(m, bucket.get(m.key))));
+    return this.indexes.get(domain)?.match(bucket);
   }
 }
 

@@ -219,6 +219,12 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
     'buckets one RLQS stream may watch; further ones get no assignment and are counted (new)',
   RLQS_MAX_STREAMS_PER_CONNECTION:
     'RLQS streams one connection may hold; one more is refused `RESOURCE_EXHAUSTED` (new)',
+  RLQS_MAX_STREAMS:
+    'RLQS streams the process holds open, all connections together; one more is refused `RESOURCE_EXHAUSTED` naming this setting (new)',
+  RLQS_MAX_BUCKETS:
+    'bucket watches the process holds, all streams together (a bucket two streams watch counts twice); the stream whose report would pass it ends `RESOURCE_EXHAUSTED` naming this setting (new)',
+  RLQS_MAX_BUCKETS_WITHOUT_RULE:
+    'of those watches, the ones of buckets no quota rule governs; the stream whose report would pass it ends `RESOURCE_EXHAUSTED` naming this setting (new)',
   RLQS_TICK:
     'how often silent Envoys expire, assignments are refreshed and replicas exchange demand; at least `10ms` (new)',
   RLQS_SHARE_TTL:

@@ -8,6 +8,9 @@ import type { QuotaSettings } from './types';
 export const QUOTA = group('RLQS_', {
   MAX_BUCKETS_PER_STREAM: int(10_000, 1),
   MAX_STREAMS_PER_CONNECTION: int(100, 1),
+  MAX_STREAMS: int(10_000, 1),
+  MAX_BUCKETS: int(100_000, 1),
+  MAX_BUCKETS_WITHOUT_RULE: int(10_000, 0),
   TICK: duration('1s'),
   SHARE_TTL: duration('5s'),
 });
@@ -29,6 +32,9 @@ export function quotaSettings(q: Values<typeof QUOTA>, problems: SettingsProblem
   return deepFreeze({
     maxBucketsPerStream: q.MAX_BUCKETS_PER_STREAM,
     maxStreamsPerConnection: q.MAX_STREAMS_PER_CONNECTION,
+    maxStreams: q.MAX_STREAMS,
+    maxBuckets: q.MAX_BUCKETS,
+    maxBucketsWithoutRule: q.MAX_BUCKETS_WITHOUT_RULE,
     tickMs: q.TICK,
     shareTtlMs: q.SHARE_TTL,
   });

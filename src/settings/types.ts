@@ -313,6 +313,12 @@ export interface QuotaSettings {
   readonly maxBucketsPerStream: number;
   /** RLQS streams one connection may hold open; more are refused RESOURCE_EXHAUSTED. */
   readonly maxStreamsPerConnection: number;
+  /** RLQS streams the process holds open; one more is refused RESOURCE_EXHAUSTED. */
+  readonly maxStreams: number;
+  /** Buckets all streams watch together (one watched by two streams counts twice). */
+  readonly maxBuckets: number;
+  /** Of those, the ones no rule governs. */
+  readonly maxBucketsWithoutRule: number;
   /** How often silent Envoys expire, assignments are refreshed and replicas exchange demand. */
   readonly tickMs: number;
   /** How long a replica's published demand lives without being published again. */

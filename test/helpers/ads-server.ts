@@ -49,6 +49,14 @@ export class AdsServer {
   readonly streams: Stream[] = [];
   readonly requests: AdsRequest[][] = [];
 
+  /**
+   * The RateLimitConfig requests of stream `stream`, in order: the service subscribes to its
+   * QuotaRules on the same stream, and those requests go beside them.
+   */
+  rateLimitRequests(stream: number): AdsRequest[] {
+    return (this.requests[stream] ?? []).filter((r) => r.type_url === RATE_LIMIT_CONFIG_TYPE_URL);
+  }
+
   private constructor(
     private readonly server: grpc.Server,
     readonly port: number,

@@ -86,9 +86,9 @@ it(`keeps memory and ACK latency bounded through ${PUSHES} pushes of 110,000 rul
     },
   });
   cleanup(async () => (await starting).stop());
-  await eventually(() => ads.requests[0]?.length === 1, { what: 'the first request' });
+  await eventually(() => ads.rateLimitRequests(0).length === 1, { what: 'the first request' });
   const stream = ads.streams[0]!;
-  const requests = ads.requests[0]!;
+  const requests = (): AdsRequest[] => ads.rateLimitRequests(0);
   const arrivedAt = new Map<string, number>();
   stream.on('data', (r: AdsRequest) => arrivedAt.set(r.response_nonce ?? '', Date.now()));
   const push = (n: number): void => {
@@ -102,7 +102,7 @@ it(`keeps memory and ACK latency bounded through ${PUSHES} pushes of 110,000 rul
 
   push(1);
   const service = await starting;
-  await eventually(() => requests.some((r) => r.response_nonce === 'n1'), {
+  await eventually(() => requests().some((r) => r.response_nonce === 'n1'), {
     what: 'the ACK of v1',
     timeoutMs: 20_000,
   });
@@ -115,7 +115,7 @@ it(`keeps memory and ACK latency bounded through ${PUSHES} pushes of 110,000 rul
       ?.currentLimit?.requestsPerUnit;
   expect(await limitOf(1)).toBe(1);
   const onePush = peakRssKb(service.pid!);
-  const answeredBefore = requests.length;
+  const answeredBefore = requests().length;
 
   const last = PUSHES + 1;
   const startedAt = Date.now();
@@ -131,13 +131,15 @@ it(`keeps memory and ACK latency bounded through ${PUSHES} pushes of 110,000 rul
     what: `the answer to v${last}`,
     timeoutMs: 20_000,
   });
-  const answer = requests.find((r) => r.response_nonce === `n${last}`);
+  const answer = requests().find((r) => r.response_nonce === `n${last}`);
   expect(answer).toMatchObject({ version_info: `v${last}` });
   expect(answer?.error_detail).toBeUndefined();
   expect(arrivedAt.get(`n${last}`)! - lastPushAt).toBeLessThan(10_000);
   expect(await limitOf(last)).toBe(last);
   // Superseded responses get no request of their own: the newest one's ACK answers them all.
-  const answered = requests.slice(answeredBefore).map((r) => r.response_nonce);
+  const answered = requests()
+    .slice(answeredBefore)
+    .map((r) => r.response_nonce);
   expect(answered[answered.length - 1]).toBe(`n${last}`);
   expect(answered.length).toBeLessThanOrEqual(3);
   const afterPushes = peakRssKb(service.pid!);

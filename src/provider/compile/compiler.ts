@@ -14,7 +14,8 @@ import {
   type ParsedSource,
 } from '../../config';
 import { describeError } from '../../lib/errors';
-import { decodeResource, type WireAny } from '../xds/resource';
+import { decodeResources } from '../xds/quota-rules-resource';
+import type { WireAny } from '../xds/resource';
 
 /** What a provider hands over: the files of a directory, or the resources of an xDS response. */
 export type CompileJob =
@@ -53,7 +54,7 @@ export type CheckedJob =
 
 /** Reads (or decodes) the job's sources and parses them. */
 async function sourcesOf(job: CompileJob): Promise<ParsedSource[]> {
-  if (job.kind === 'resources') return job.resources.map(decodeResource);
+  if (job.kind === 'resources') return decodeResources(job.resources);
   return Promise.all(
     job.files.map(async (file) => {
       let text: string;

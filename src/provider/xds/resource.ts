@@ -7,7 +7,7 @@ import {
   type RateLimitPolicyDoc,
 } from '../../config';
 import { describeError } from '../../lib/errors';
-import { messageType, RATE_LIMIT_CONFIG } from '../../lib/proto';
+import { messageType, QUOTA_RULES, RATE_LIMIT_CONFIG } from '../../lib/proto';
 import { fromStruct, type StructMessage } from '../../lib/struct';
 import { quotaRulesOf, type WireQuotaBucket } from './quota-resource';
 
@@ -95,6 +95,11 @@ function descriptorOf(d: WireDescriptor, depth = 0): DescriptorDoc {
   };
 }
 
+/** The warning of every load that reads quota rules from RateLimitConfig's field 1000. */
+export function deprecatedQuotaBuckets(source: string): string {
+  return `${source}: quota_buckets in a RateLimitConfig is deprecated and will not be read after this release; serve the rules as a ${QUOTA_RULES.name} resource (docs/rlqs.md)`;
+}
+
 /**
  * Decodes one resource of a response. The document's source is the resource name (or its
  * position when unnamed), so every refusal names the resource.
@@ -133,7 +138,7 @@ export function decodeResource(resource: WireAny, index: number): ConfigDocument
     source,
     domain,
     descriptors: (config.descriptors ?? []).map((d) => descriptorOf(d)),
-    warnings: [],
+    warnings: quotaBuckets.length === 0 ? [] : [deprecatedQuotaBuckets(source)],
     // Left out without rules, as a file without quota_buckets leaves it out.
     ...(quotaBuckets.length === 0 ? {} : { quotaBuckets }),
   };

@@ -1,18 +1,19 @@
-// The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources.
-import { readFileSync } from 'node:fs';
+// The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources and of
+// this project's QuotaRules resources.
 import * as grpc from '@grpc/grpc-js';
 import type { CompileOptions, ConfigError, LoadOutcome } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { StateLog } from '../../lib/state-log';
 import { loadApi } from '../../lib/proto';
-import { toStruct } from '../../lib/struct';
-import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import type { XdsSourceSettings } from '../../settings';
 import { InThreadCompiler, type ConfigCompiler } from '../compile';
 import type { ConfigListener, ConfigProvider } from '../provider';
 import { ReconnectDelays } from './backoff';
-import { RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
+import { channelOptions, credentials, xdsNode } from './channel';
+import { SUBSCRIBED_TYPE_URLS } from './quota-rules-resource';
+import type { WireAny } from './resource';
+import { TypeSubscriptions } from './subscriptions';
 import { tlsRefusalReason } from './tls-probe';
 
 /** A DiscoveryRequest as proto-loader encodes it. */
@@ -61,47 +62,6 @@ export interface XdsProviderOptions {
   readonly compiler?: ConfigCompiler;
 }
 
-function credentials(settings: XdsSourceSettings): grpc.ChannelCredentials {
-  const tls = settings.tls;
-  if (tls === undefined) return grpc.credentials.createInsecure();
-  const read = (file: string | undefined, setting: string): Buffer | null => {
-    if (file === undefined) return null;
-    try {
-      return readFileSync(file);
-    } catch (err: unknown) {
-      throw new Error(`${setting}: cannot read ${file}: ${describeError(err)}`, { cause: err });
-    }
-  };
-  return grpc.credentials.createSsl(
-    read(tls.caFile, 'CONFIG_GRPC_XDS_SERVER_TLS_CACERT'),
-    read(tls.keyFile, 'CONFIG_GRPC_XDS_CLIENT_TLS_KEY'),
-    read(tls.certFile, 'CONFIG_GRPC_XDS_CLIENT_TLS_CERT'),
-  );
-}
-
-function channelOptions(settings: XdsSourceSettings): grpc.ChannelOptions {
-  const options: grpc.ChannelOptions = {};
-  if (settings.maxMessageSizeBytes !== undefined)
-    options['grpc.max_receive_message_length'] = settings.maxMessageSizeBytes;
-  const serverName = settings.tls?.serverName;
-  if (serverName !== undefined) {
-    // The name the server certificate is checked against, instead of the dialled host.
-    options['grpc.ssl_target_name_override'] = serverName;
-    options['grpc.default_authority'] = serverName;
-  }
-  return options;
-}
-
-/** The xDS node this client presents: its id, metadata and user agent. */
-export function xdsNode(settings: XdsSourceSettings): unknown {
-  return {
-    id: settings.nodeId,
-    metadata: toStruct(settings.nodeMetadata),
-    userAgentName: SERVICE_NAME,
-    userAgentVersion: SERVICE_VERSION,
-  };
-}
-
 /**
  * Subscribes to every RateLimitConfig (a wildcard subscription) over ADS. Each response holds
  * the complete set; it is compiled as files are, and ACKed with its version when it compiles
@@ -123,7 +83,7 @@ export class XdsConfigProvider implements ConfigProvider {
   private listener: ConfigListener | undefined;
   private call: AdsCall | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  private lastAcceptedVersion = '';
+  private readonly types = new TypeSubscriptions(SUBSCRIBED_TYPE_URLS);
   private isStopped = false;
   private readonly compiler: ConfigCompiler;
   /**
@@ -184,12 +144,15 @@ export class XdsConfigProvider implements ConfigProvider {
       this.pending.clear();
       this.scheduleReconnect(status);
     });
-    call.write({
-      versionInfo: this.lastAcceptedVersion,
-      node: xdsNode(this.options.settings),
-      resourceNames: [],
-      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
-      responseNonce: '',
+    // The node goes with the first request only, as Envoy sends it.
+    this.types.typeUrls.forEach((typeUrl, i) => {
+      call.write({
+        versionInfo: this.types.lastVersion(typeUrl),
+        ...(i === 0 ? { node: xdsNode(this.options.settings) } : {}),
+        resourceNames: [],
+        typeUrl,
+        responseNonce: '',
+      });
     });
   }
 
@@ -265,7 +228,8 @@ export class XdsConfigProvider implements ConfigProvider {
             version: response.versionInfo ?? '',
             error: reason,
           });
-          if (!this.isSuperseded(call, response)) this.nack(call, response.nonce ?? '', reason);
+          if (!this.isSuperseded(call, response))
+            this.nack(call, response.nonce ?? '', reason, response.typeUrl ?? '');
         });
       }
     } finally {
@@ -302,49 +266,49 @@ export class XdsConfigProvider implements ConfigProvider {
   ): Promise<void> {
     const version = response.versionInfo ?? '';
     const nonce = response.nonce ?? '';
-    if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
+    const typeUrl = response.typeUrl ?? '';
+    if (!this.types.isSubscribed(typeUrl)) {
       // ADS may carry other types; a response of one we did not ask for is refused.
-      this.nack(
-        call,
-        nonce,
-        `unexpected type_url ${JSON.stringify(response.typeUrl ?? '')}; subscribed to ${RATE_LIMIT_CONFIG_TYPE_URL}`,
-      );
+      const subscribed = this.types.typeUrls.join(', ');
+      const reason = `unexpected type_url ${JSON.stringify(typeUrl)}; subscribed to ${subscribed}`;
+      this.nack(call, nonce, reason, typeUrl);
       return;
     }
     const resources: readonly WireAny[] = response.resources ?? [];
-    const outcome: LoadOutcome = await this.compiler.compile(
-      { kind: 'resources', resources },
-      this.options.compile,
-    );
+    // The same set again under a new version (a server that bumps one version for every type)
+    // has nothing to compile, only to acknowledge.
+    const outcome: LoadOutcome | undefined = this.types.isUnchanged(typeUrl, resources)
+      ? undefined
+      : await this.compiler.compile(
+          { kind: 'resources', resources: this.types.resourcesWith(typeUrl, resources) },
+          this.options.compile,
+        );
     if (this.isStopped) return;
     if (this.call !== call) {
       this.options.logger.debug('dropped an xDS update of a stream that has ended', { version });
       return;
     }
     const isSuperseded = this.isSuperseded(call, response);
-    if (!outcome.ok) {
-      this.refuse(call, listener, response, outcome.errors, isSuperseded);
-      return;
-    }
-    listener.onSnapshot(outcome.snapshot, {
-      kind: 'xds',
-      server: this.options.settings.serverUrl,
-      version,
-    });
-    this.lastAcceptedVersion = version;
-    if (!isSuperseded)
-      this.write(call, {
-        versionInfo: version,
-        resourceNames: [],
-        typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
-        responseNonce: nonce,
+    if (outcome !== undefined) {
+      for (const warning of outcome.warnings) this.options.logger.warn(warning);
+      if (!outcome.ok) {
+        this.refuse(call, listener, response, outcome.errors, isSuperseded);
+        return;
+      }
+      listener.onSnapshot(outcome.snapshot, {
+        kind: 'xds',
+        server: this.options.settings.serverUrl,
+        version,
       });
+    }
+    this.types.accept(typeUrl, version, resources);
+    if (!isSuperseded) {
+      const ack = { versionInfo: version, resourceNames: [], typeUrl, responseNonce: nonce };
+      this.write(call, ack);
+    }
     this.options.logger.info(
       isSuperseded ? 'applied an xDS update superseded meanwhile' : 'accepted an xDS update (ACK)',
-      {
-        version,
-        domains: outcome.snapshot.domains.join(','),
-      },
+      { typeUrl, version, domains: outcome?.ok === true ? outcome.snapshot.domains.join(',') : '' },
     );
   }
 
@@ -366,10 +330,12 @@ export class XdsConfigProvider implements ConfigProvider {
       return;
     }
     listener.onRejected(errors);
-    this.nack(call, response.nonce ?? '', reasons);
+    const typeUrl = response.typeUrl ?? '';
+    this.nack(call, response.nonce ?? '', reasons, typeUrl);
     this.options.logger.warn('refused an xDS update (NACK)', {
+      typeUrl,
       version,
-      lastAccepted: this.lastAcceptedVersion,
+      lastAccepted: this.types.lastVersion(typeUrl),
     });
   }
 
@@ -378,11 +344,11 @@ export class XdsConfigProvider implements ConfigProvider {
     if (this.call === call) call.write(request);
   }
 
-  private nack(call: AdsCall, nonce: string, message: string): void {
+  private nack(call: AdsCall, nonce: string, message: string, typeUrl: string): void {
     this.write(call, {
-      versionInfo: this.lastAcceptedVersion,
+      versionInfo: this.types.lastVersion(typeUrl),
       resourceNames: [],
-      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+      typeUrl,
       responseNonce: nonce,
       errorDetail: { code: INVALID_ARGUMENT, message },
     });

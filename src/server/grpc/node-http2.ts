@@ -159,6 +159,11 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
     return this.budget === undefined || this.budget.take(bytes, requests);
   }
 
+  /** node:http2 reads what a socket read gives it: it has no turn budget to count against. */
+  chargeWork(): void {
+    // Nothing to count against.
+  }
+
   sendHeaders(stream: H2Stream, fields: OutgoingHeaders, isEnd: boolean): void {
     const node = nodeOf(stream);
     if (node.destroyed) return;

@@ -149,6 +149,9 @@ export class H2Session extends EventEmitter {
     this.send.sendData(stream, data, ending);
   };
   holdBytes = (bytes: number, requests: number): boolean => this.budget.take(bytes, requests);
+  chargeWork = (bytes: number): void => {
+    this.reader.charge(bytes);
+  };
   resetStream = (stream: H2Stream, code: number): void => {
     this.streams.reset(stream, code);
     this.scheduleFlush();

@@ -29,6 +29,12 @@ export interface H2Connection {
    * they do not fit. Giving back always succeeds.
    */
   holdBytes(bytes: number, requests: number): boolean;
+  /**
+   * Work a stream's handler did beyond reading its frames (a quota report's usages), counted as
+   * that many bytes of frames against the connection's turn budget: past it, the connection's
+   * next frames wait for a later turn.
+   */
+  chargeWork(bytes: number): void;
 }
 
 export interface RespondOptions {

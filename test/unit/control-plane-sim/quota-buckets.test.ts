@@ -1,11 +1,12 @@
-// The simulator's quota_buckets: sent field for field, read by the service into the rules the
-// file gives, and refused where the protocol cannot carry what the file says.
+// The simulator's quota_buckets: sent field for field as a QuotaRules resource of the file's
+// name (never in RateLimitConfig), read by the service into the rules the file gives, and
+// refused where the protocol cannot carry what the file says.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigFileError, resourceFromYaml } from '../../../control-plane-sim/src/config-files';
 import { ConfigError, parseConfigFile, type ConfigDocument } from '../../../src/config';
-import { messageType, RATE_LIMIT_CONFIG } from '../../../src/lib/proto';
-import { decodeResource } from '../../../src/provider';
+import { messageType, QUOTA_RULES, RATE_LIMIT_CONFIG } from '../../../src/lib/proto';
+import { decodeResources } from '../../../src/provider/xds/quota-rules-resource';
 
 const EDGE_QUOTA = path.resolve(
   __dirname,
@@ -13,14 +14,26 @@ const EDGE_QUOTA = path.resolve(
 );
 
 function sent(yamlText: string): unknown {
-  const type = messageType(RATE_LIMIT_CONFIG.file, RATE_LIMIT_CONFIG.name);
-  const message = type.decode(resourceFromYaml('r', yamlText).value);
-  return type.toObject(message, { enums: String, longs: Number }).quotaBuckets;
+  const resource = resourceFromYaml('r', yamlText);
+  const config = messageType(RATE_LIMIT_CONFIG.file, RATE_LIMIT_CONFIG.name);
+  const inConfig = config.toObject(config.decode(resource.value)).quotaBuckets as unknown;
+  expect(inConfig).toBeUndefined();
+  if (resource.quota === undefined) return undefined;
+  const type = messageType(QUOTA_RULES.file, QUOTA_RULES.name);
+  const message = type.toObject(type.decode(resource.quota), { enums: String, longs: Number });
+  expect(message).toMatchObject({ name: 'r' });
+  return message.quotaBuckets;
 }
 
 function served(yamlText: string): ConfigDocument | ConfigError {
-  const { typeUrl, value } = resourceFromYaml('edge', yamlText);
-  return decodeResource({ type_url: typeUrl, value }, 0);
+  const { typeUrl, value, quota } = resourceFromYaml('edge', yamlText);
+  const both = [{ type_url: typeUrl, value }];
+  if (quota !== undefined) both.push({ type_url: QUOTA_RULES.typeUrl, value: quota });
+  // A refusal of the rules, else the RateLimitConfig document they joined.
+  const decoded = decodeResources(both);
+  const found = decoded.find((d) => d instanceof ConfigError) ?? decoded[0];
+  if (found === undefined) throw new Error('nothing decoded');
+  return found;
 }
 
 function refusal(yamlText: string): string {

@@ -76,7 +76,7 @@ beforeEach(async () => {
     await provider.stop();
     await server.close();
   });
-  await eventually(() => ads.requests[0]?.length === 1, { what: 'the first request' });
+  await eventually(() => ads.rateLimitRequests(0).length === 1, { what: 'the first request' });
 });
 
 /** How many responses were replaced by a newer one before they were compiled. */
@@ -105,20 +105,20 @@ it('compiles only the newest pending response and answers it alone, with its non
   compiler.release();
   await eventually(() => compiler.held === 1, { what: 'the compile of the newest' });
   compiler.release();
-  await eventually(() => ads.requests[0]!.length === 2, { what: 'the ACK of v5' });
+  await eventually(() => ads.rateLimitRequests(0).length === 2, { what: 'the ACK of v5' });
 
   expect(compiler.begun).toEqual(['d1', 'd5']);
   // v1 compiled while newer ones waited: it serves, with no request of its own.
   expect(snapshots.map((s) => s.domains.join(','))).toEqual(['d1', 'd5']);
-  expect(ads.requests[0]![1]).toMatchObject({ version_info: 'v5', response_nonce: 'n5' });
-  expect(ads.requests[0]![1]?.error_detail).toBeUndefined();
+  expect(ads.rateLimitRequests(0)[1]).toMatchObject({ version_info: 'v5', response_nonce: 'n5' });
+  expect(ads.rateLimitRequests(0)[1]?.error_detail).toBeUndefined();
 });
 
 it('drops what a replaced stream sent, compiled or not, and resumes from the last version applied', async () => {
   push(0, 1);
   await eventually(() => compiler.held === 1, { what: 'the first compile' });
   compiler.release();
-  await eventually(() => ads.requests[0]!.length === 2, { what: 'the ACK of v1' });
+  await eventually(() => ads.rateLimitRequests(0).length === 2, { what: 'the ACK of v1' });
 
   push(0, 2);
   await eventually(() => compiler.held === 1, { what: 'the compile of v2' });
@@ -126,21 +126,21 @@ it('drops what a replaced stream sent, compiled or not, and resumes from the las
   push(0, 4);
   await eventually(() => supersededCount() === 1, { what: 'v3 to be superseded by v4' });
   ads.streams[0]!.emit('error', { code: grpc.status.UNAVAILABLE, details: 'going away' });
-  await eventually(() => ads.requests[1]?.length === 1, { what: 'a new stream' });
+  await eventually(() => ads.rateLimitRequests(1).length === 1, { what: 'a new stream' });
   compiler.release();
   await eventually(() => compiler.held === 0, { what: 'the compile of v2 to end' });
 
-  expect(ads.requests[1]![0]).toMatchObject({ version_info: 'v1', response_nonce: '' });
+  expect(ads.rateLimitRequests(1)[0]).toMatchObject({ version_info: 'v1', response_nonce: '' });
   expect(compiler.begun).toEqual(['d1', 'd2']);
   expect(snapshots.map((s) => s.domains.join(','))).toEqual(['d1']);
-  expect(ads.requests[0]).toHaveLength(2);
-  expect(ads.requests[1]).toHaveLength(1);
+  expect(ads.rateLimitRequests(0)).toHaveLength(2);
+  expect(ads.rateLimitRequests(1)).toHaveLength(1);
 
   push(1, 5);
   await eventually(() => compiler.held === 1, { what: 'the compile of v5' });
   compiler.release();
-  await eventually(() => ads.requests[1]!.length === 2, { what: 'the ACK of v5' });
+  await eventually(() => ads.rateLimitRequests(1).length === 2, { what: 'the ACK of v5' });
   expect(compiler.begun).toEqual(['d1', 'd2', 'd5']);
-  expect(ads.requests[1]![1]).toMatchObject({ version_info: 'v5', response_nonce: 'n5' });
+  expect(ads.rateLimitRequests(1)[1]).toMatchObject({ version_info: 'v5', response_nonce: 'n5' });
   expect(snapshots.map((s) => s.domains.join(','))).toEqual(['d1', 'd5']);
 });

@@ -15,7 +15,12 @@ import {
 } from '../../../src/provider';
 import { loadSettings, type XdsSourceSettings } from '../../../src/settings';
 import { StatsStore } from '../../../src/stats';
-import { AdsServer, oneLimitConfig, RATE_LIMIT_CONFIG_TYPE_URL } from '../../helpers/ads-server';
+import {
+  AdsServer,
+  oneLimitConfig,
+  RATE_LIMIT_CONFIG_TYPE_URL,
+  type AdsRequest,
+} from '../../helpers/ads-server';
 import { collectCleanups } from '../../helpers/cleanups';
 import { eventually } from '../../helpers/eventually';
 
@@ -108,8 +113,8 @@ it('NACKs an update whose compile hangs, keeps the configuration in service, and
   const snapshots: ConfigSnapshot[] = [];
   await provider.start({ onSnapshot: (s) => snapshots.push(s), onRejected: () => undefined });
   cleanup(() => provider.stop());
-  await eventually(() => ads.requests[0]?.length === 1, { what: 'the first request' });
-  const requests = ads.requests[0]!;
+  await eventually(() => ads.rateLimitRequests(0).length === 1, { what: 'the first request' });
+  const requests = (): AdsRequest[] => ads.rateLimitRequests(0);
   const push = (n: number, requestsPerUnit: number): void => {
     ads.streams[0]!.write({
       version_info: `v${n}`,
@@ -125,14 +130,14 @@ it('NACKs an update whose compile hangs, keeps the configuration in service, and
       .requestsPerUnit;
 
   push(1, 10);
-  await eventually(() => requests.length === 2, { what: 'the ACK of v1' });
+  await eventually(() => requests().length === 2, { what: 'the ACK of v1' });
   expect(limitIn(snapshots[0])).toBe(10);
 
   isHanging = true;
   push(2, 20);
   const pid = await startedPid(pidFile);
-  await eventually(() => requests.length === 3, { what: 'the NACK of v2', timeoutMs: 5000 });
-  expect(requests[2]).toMatchObject({
+  await eventually(() => requests().length === 3, { what: 'the NACK of v2', timeoutMs: 5000 });
+  expect(requests()[2]).toMatchObject({
     version_info: 'v1',
     response_nonce: 'n2',
     error_detail: {
@@ -149,7 +154,7 @@ it('NACKs an update whose compile hangs, keeps the configuration in service, and
 
   isHanging = false;
   push(3, 30);
-  await eventually(() => requests.length === 4, { what: 'the ACK of v3' });
-  expect(requests[3]).toMatchObject({ version_info: 'v3', response_nonce: 'n3' });
+  await eventually(() => requests().length === 4, { what: 'the ACK of v3' });
+  expect(requests()[3]).toMatchObject({ version_info: 'v3', response_nonce: 'n3' });
   expect(limitIn(snapshots[1])).toBe(30);
 });

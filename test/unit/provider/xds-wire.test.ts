@@ -7,7 +7,7 @@ import { silentLogger } from '../../../src/lib/logger';
 import { XdsConfigProvider } from '../../../src/provider';
 import { loadSettings, type XdsSourceSettings } from '../../../src/settings';
 import { StatsStore } from '../../../src/stats';
-import { AdsServer, deepRateLimitConfig } from '../../helpers/ads-server';
+import { AdsServer, deepRateLimitConfig, type AdsRequest } from '../../helpers/ads-server';
 import { eventually } from '../../helpers/eventually';
 
 const TYPE_URL = 'type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig';
@@ -62,6 +62,11 @@ afterAll(async () => {
   await ads.close();
 });
 
+/** The RateLimitConfig requests of a stream (the QuotaRules subscription goes beside them). */
+function ofConfig(stream: number): AdsRequest[] {
+  return (requests[stream] ?? []).filter((r) => r.type_url === TYPE_URL);
+}
+
 it('understands upstream responses, ACKs, NACKs with the last good version, and resumes from it', async () => {
   const settings = loadSettings({
     CONFIG_TYPE: 'GRPC_XDS_SOTW',
@@ -83,14 +88,14 @@ it('understands upstream responses, ACKs, NACKs with the last good version, and 
     onRejected: (e) => rejections.push(e),
   });
   try {
-    await eventually(() => requests[0]?.length === 1, { what: 'the first request' });
-    expect(requests[0]?.[0]).toMatchObject({
+    await eventually(() => ofConfig(0).length === 1, { what: 'the first request' });
+    expect(ofConfig(0)[0]).toMatchObject({
       version_info: '',
       node: { id: 'wire-node', user_agent_name: 'ratelimit-ts' },
       type_url: TYPE_URL,
     });
-    expect(requests[0]?.[0]?.response_nonce ?? '').toBe('');
-    expect(requests[0]?.[0]?.resource_names ?? []).toEqual([]);
+    expect(ofConfig(0)[0]?.response_nonce ?? '').toBe('');
+    expect(ofConfig(0)[0]?.resource_names ?? []).toEqual([]);
 
     const respond = (version: string, nonce: string, unit: number): void => {
       streams[0]?.write({
@@ -116,17 +121,17 @@ it('understands upstream responses, ACKs, NACKs with the last good version, and 
       isShadow: true,
       metadata: { team: 'payments' },
     });
-    await eventually(() => requests[0]?.length === 2, { what: 'the ACK' });
-    expect(requests[0]?.[1]).toMatchObject({
+    await eventually(() => ofConfig(0).length === 2, { what: 'the ACK' });
+    expect(ofConfig(0)[1]).toMatchObject({
       version_info: 'v1',
       response_nonce: 'n1',
       type_url: TYPE_URL,
     });
-    expect(requests[0]?.[1]?.error_detail).toBeUndefined();
+    expect(ofConfig(0)[1]?.error_detail).toBeUndefined();
 
     respond('v2', 'n2', 0);
-    await eventually(() => requests[0]?.length === 3, { what: 'the NACK' });
-    expect(requests[0]?.[2]).toMatchObject({
+    await eventually(() => ofConfig(0).length === 3, { what: 'the NACK' });
+    expect(ofConfig(0)[2]).toMatchObject({
       version_info: 'v1',
       response_nonce: 'n2',
       error_detail: {
@@ -139,8 +144,8 @@ it('understands upstream responses, ACKs, NACKs with the last good version, and 
     expect(snapshots).toHaveLength(1);
 
     streams[0]?.emit('error', { code: grpc.status.UNAVAILABLE, details: 'going away' });
-    await eventually(() => requests[1]?.length === 1, { what: 'a new stream' });
-    expect(requests[1]?.[0]).toMatchObject({
+    await eventually(() => ofConfig(1).length === 1, { what: 'a new stream' });
+    expect(ofConfig(1)[0]).toMatchObject({
       version_info: 'v1',
       node: { id: 'wire-node' },
       type_url: TYPE_URL,
@@ -170,7 +175,7 @@ it('NACKs an update whose handling throws, and goes on with the next one', async
     onRejected: () => undefined,
   });
   try {
-    await eventually(() => requests[at]?.length === 1, { what: 'the first request' });
+    await eventually(() => ofConfig(at).length === 1, { what: 'the first request' });
     const respond = (version: string, nonce: string): void => {
       streams[at]?.write({
         version_info: version,
@@ -180,15 +185,15 @@ it('NACKs an update whose handling throws, and goes on with the next one', async
       });
     };
     respond('v1', 'n1');
-    await eventually(() => requests[at]?.length === 2, { what: 'the NACK' });
-    expect(requests[at]?.[1]).toMatchObject({
+    await eventually(() => ofConfig(at).length === 2, { what: 'the NACK' });
+    expect(ofConfig(at)[1]).toMatchObject({
       response_nonce: 'n1',
       error_detail: { code: 3, message: 'the update could not be applied: a listener that breaks' },
     });
     respond('v2', 'n2');
-    await eventually(() => requests[at]?.length === 3, { what: 'the ACK' });
-    expect(requests[at]?.[2]).toMatchObject({ version_info: 'v2', response_nonce: 'n2' });
-    expect(requests[at]?.[2]?.error_detail).toBeUndefined();
+    await eventually(() => ofConfig(at).length === 3, { what: 'the ACK' });
+    expect(ofConfig(at)[2]).toMatchObject({ version_info: 'v2', response_nonce: 'n2' });
+    expect(ofConfig(at)[2]?.error_detail).toBeUndefined();
   } finally {
     await provider.stop();
   }
@@ -208,7 +213,7 @@ it('refuses a resource whose descriptors nest deeper than 64 levels, without a c
   });
   await provider.start({ onSnapshot: () => undefined, onRejected: (e) => rejections.push(e) });
   try {
-    await eventually(() => requests[at]?.length === 1, { what: 'the first request' });
+    await eventually(() => ofConfig(at).length === 1, { what: 'the first request' });
     const config = deepRateLimitConfig('deep', 2000);
     streams[at]?.write({
       version_info: 'v1',
@@ -216,8 +221,8 @@ it('refuses a resource whose descriptors nest deeper than 64 levels, without a c
       nonce: 'n1',
       resources: [{ type_url: TYPE_URL, value: Buffer.from(config) }],
     });
-    await eventually(() => requests[at]?.length === 2, { what: 'the NACK' });
-    expect(requests[at]?.[1]?.error_detail?.message).toMatch(
+    await eventually(() => ofConfig(at).length === 2, { what: 'the NACK' });
+    expect(ofConfig(at)[1]?.error_detail?.message).toMatch(
       /descriptors nest deeper than 64 levels|cannot decode a RateLimitConfig/,
     );
     expect(rejections).toHaveLength(1);

@@ -94,6 +94,9 @@ export function ruleSet(domain: string, items: unknown[]): QuotaRuleSet {
 
 export const LIMITS: QuotaLimits = {
   maxBucketsPerStream: 100,
+  maxStreams: 1000,
+  maxBuckets: 100_000,
+  maxBucketsWithoutRule: 10_000,
   maxStreamsPerConnection: 10,
   tickMs: 100,
   shareTtlMs: 1000,

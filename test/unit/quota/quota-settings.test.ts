@@ -6,6 +6,9 @@ test('defaults', () => {
   expect(loadSettings({}).quota).toEqual({
     maxBucketsPerStream: 10_000,
     maxStreamsPerConnection: 100,
+    maxStreams: 10_000,
+    maxBuckets: 100_000,
+    maxBucketsWithoutRule: 10_000,
     tickMs: 1000,
     shareTtlMs: 5000,
   });

@@ -1,4 +1,5 @@
-// The most specific rule governs a bucket: more keys, then fewer "*", then fewer prefixes, then file order.
+// The most specific rule governs a bucket: more keys, then fewer "*", then fewer prefixes, then
+// longer prefixes, then file order; the index finds the rule a walk of the list would.
 import type { QuotaRuleSet } from '../../../src/quota';
 import { mergeQuotaRules, parseQuotaBuckets, type QuotaRule } from '../../../src/quota';
 
@@ -59,6 +60,57 @@ test('more keys win, then fewer *, then fewer prefixes, then the earlier rule', 
   // Both have no "*" and one prefix: the earlier wins.
   expect(ids({ name: 'api', tenant: 'acme' }, s)).toBe('name=api,tenant=a*');
   expect(ids({ name: 'zz', tenant: 'q' }, s)).toBe('name=*,tenant=*');
+});
+
+test('a longer prefix beats a shorter one whatever the file order', () => {
+  const s = set([
+    deny({ name: 'a*' }),
+    deny({ name: 'abc*' }),
+    deny({ name: 'ab*' }),
+    deny({ name: 'api', tenant: 'a*' }),
+    deny({ name: 'api', tenant: 'acm*' }),
+  ]);
+  expect(ids({ name: 'abcd' }, s)).toBe('name=abc*');
+  expect(ids({ name: 'abx' }, s)).toBe('name=ab*');
+  expect(ids({ name: 'ax' }, s)).toBe('name=a*');
+  expect(ids({ name: 'api', tenant: 'acme' }, s)).toBe('name=api,tenant=acm*');
+  expect(ids({ name: 'api', tenant: 'ax' }, s)).toBe('name=api,tenant=a*');
+  // Equal lengths: the earlier still wins.
+  const tie = set([deny({ name: 'ab*' }), deny({ name: 'a*', tenant: 'x' }), deny({ name: 'a*' })]);
+  expect(ids({ name: 'abz', tenant: 'x' }, tie)).toBe('name=a*,tenant=x');
+  const order = set([deny({ path: '/a*' }), deny({ path: '/b*' })]);
+  expect(order.rulesOf('edge').map((r) => r.id)).toEqual(['path=/a*', 'path=/b*']);
+});
+
+test('the index finds the rule that a walk of every rule in order finds', () => {
+  // Rules with exact values filed under different keys, with prefixes and "*" beside them.
+  const items: unknown[] = [];
+  for (let i = 0; i < 30; i++) {
+    items.push(deny({ name: `n${i % 5}`, tenant: i % 3 === 0 ? '*' : `t${i}` }));
+    items.push(deny({ tenant: `t${i}`, region: i % 2 === 0 ? 'e*' : `eu${i % 4}` }));
+  }
+  items.push(deny({ region: 'eu*' }), deny({ name: '*' }), deny({ tenant: 't1*' }));
+  const unique = [...new Map(items.map((item) => [JSON.stringify(item), item])).values()];
+  const s = set(unique);
+  const walk = (pairs: Record<string, string>): string | undefined =>
+    s.rulesOf('edge').find((rule) =>
+      rule.matchers.every((m) => {
+        const value = pairs[m.key];
+        if (value === undefined) return false;
+        if (m.kind === 'any') return true;
+        if (m.kind === 'exact') return value === m.value;
+        return value.startsWith(m.value.slice(0, -1));
+      }),
+    )?.id;
+  let checked = 0;
+  for (let n = 0; n < 6; n++)
+    for (let t = 0; t < 32; t += 3)
+      for (const region of ['eu0', 'eu1', 'eu3', 'ex', 'us']) {
+        const pairs = { name: `n${n}`, tenant: `t${t}`, region };
+        expect(ids(pairs, s)).toBe(walk(pairs));
+        checked += ids(pairs, s) === undefined ? 0 : 1;
+      }
+  expect(checked).toBeGreaterThan(100);
 });
 
 test("merged files keep each domain's rules apart and refuse a bucket written twice", () => {
