@@ -88,6 +88,11 @@ export class FirstAnswers {
   private attemptFailed(pool: ServerPool, err: unknown, attempt: number): boolean {
     const wait = this.waiting.get(pool.address);
     if (this.isStopped || wait === undefined) return false;
+    // A pool closes when an SRV refresh drops its server: nothing is left to wait for.
+    if (err instanceof MemcachedIoError && err.failure === 'closed') {
+      this.waiting.delete(pool.address);
+      return false;
+    }
     const error = reasonOf(err);
     wait.log.failed('memcached is not answering yet; not ready until it does, retrying', error, {
       server: pool.address,
