@@ -100,7 +100,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection;
   const health = new HealthState({
     requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
-    backendAffectsHealth: followsBackend,
+    // memcached is waited for at start-up only: the reference's health never follows it.
+    backendAffectsHealth:
+      settings.backend.type === 'memcache' ? 'until-first-connection' : followsBackend,
     breakerAffectsHealth: followsBackend,
     nowMs: () => clock.nowMs(),
   });

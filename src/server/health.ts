@@ -24,6 +24,13 @@ export interface BreakerHealth {
   readonly sinceMs: number;
 }
 
+/**
+ * Whether the backend's connection decides health: always (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION),
+ * never, or only until it first connects (memcached: not ready before it answers at start-up;
+ * an outage afterwards shows in the components only, as in the reference).
+ */
+export type BackendHealthRule = boolean | 'until-first-connection';
+
 /** What health needs of the counter store: whether it is connected, and each change. */
 export interface BackendConnection {
   isConnected(): boolean;
@@ -40,14 +47,16 @@ export interface HealthReport {
 
 /**
  * Healthy only when every component that affects health is healthy: the configuration when required, the backend when so configured, and the
- * termination signal always. The backend starts healthy, the configuration unhealthy (none is
- * loaded yet), sigterm healthy.
+ * termination signal always. The backend starts healthy (unhealthy when it counts only until
+ * its first connection), the configuration unhealthy (none is loaded yet), sigterm healthy.
  */
 export class HealthState {
   private readonly components = new Map<HealthComponent, ComponentHealth>();
   /** Each backend instance's circuit breaker state (BACKEND_FAILURE_*), by instance. */
   private readonly breakers = new Map<string, BreakerHealth>();
   private readonly isBreakerHealth: boolean;
+  /** The backend decides health only until its first connection, which ends that. */
+  private readonly isBackendGateOnly: boolean;
   private readonly listeners: ((isHealthy: boolean) => void)[] = [];
   private lastHealthy: boolean;
   private lastChangeMs: number;
@@ -58,10 +67,11 @@ export class HealthState {
     readonly requireConfig: boolean;
     readonly nowMs?: () => number;
     /**
-     * The backend connection counts (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION); by default it does,
-     * for callers that only report it when it should.
+     * The backend connection counts (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION), or only until it
+     * first connects; by default it does, for callers that only report it when it should.
+     * Until its first connection the backend starts unhealthy.
      */
-    readonly backendAffectsHealth?: boolean;
+    readonly backendAffectsHealth?: BackendHealthRule;
     /** A breaker that is not closed makes the service unhealthy (REDIS_HEALTH_CHECK_ACTIVE_CONNECTION). */
     readonly breakerAffectsHealth?: boolean;
   }) {
@@ -71,7 +81,9 @@ export class HealthState {
     const add = (name: HealthComponent, isHealthy: boolean, affectsHealth: boolean): void => {
       this.components.set(name, { name, isHealthy, sinceMs: start, affectsHealth });
     };
-    add('backend', true, options.backendAffectsHealth ?? true);
+    const backendRule = options.backendAffectsHealth ?? true;
+    this.isBackendGateOnly = backendRule === 'until-first-connection';
+    add('backend', !this.isBackendGateOnly, backendRule !== false);
     add('config', false, options.requireConfig);
     add('sigterm', true, true);
     this.lastHealthy = this.isHealthy();
@@ -90,7 +102,9 @@ export class HealthState {
     const before = this.components.get(name);
     if (before === undefined || before.isHealthy === isHealthy) return;
     const nowMs = this.nowMs();
-    this.components.set(name, { ...before, isHealthy, sinceMs: nowMs });
+    const isGateOpened = name === 'backend' && isHealthy && this.isBackendGateOnly;
+    const affectsHealth = isGateOpened ? false : before.affectsHealth;
+    this.components.set(name, { ...before, isHealthy, sinceMs: nowMs, affectsHealth });
     this.changed(nowMs);
   }
 

@@ -1,5 +1,5 @@
-// The three memcached binary-protocol commands the store sends (increment, decrement, get) and
-// the response header they come back with.
+// The memcached binary-protocol commands the store sends (increment, decrement, get, and a no-op
+// to see that a server answers) and the response header they come back with.
 
 /** Every request and response starts with a header of this size. */
 export const HEADER_BYTES = 24;
@@ -9,7 +9,7 @@ const RESPONSE_MAGIC = 0x81;
 /** Where the opaque field sits: the connection numbers each request there. */
 export const OPAQUE_OFFSET = 12;
 
-export const OPCODE = Object.freeze({ get: 0x00, increment: 0x05, decrement: 0x06 });
+export const OPCODE = Object.freeze({ get: 0x00, increment: 0x05, decrement: 0x06, noop: 0x0a });
 export const STATUS = Object.freeze({ ok: 0x0000, keyNotFound: 0x0001 });
 
 /** In an arithmetic request, this expiry means "do not create a missing key". */
@@ -72,6 +72,11 @@ export function decrementRequest(key: string, delta: number): Buffer {
 
 export function getRequest(key: string): Buffer {
   return request(OPCODE.get, key, undefined);
+}
+
+/** Does nothing; any answer shows the server reads and answers the binary protocol. */
+export function noopRequest(): Buffer {
+  return request(OPCODE.noop, '', undefined);
 }
 
 /**

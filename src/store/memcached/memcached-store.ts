@@ -17,6 +17,7 @@ import { connectionFailure } from '../connection-words';
 import { StoreError } from '../errors';
 import { FailureLog } from '../failure-log';
 import { MemcachedIoError } from './connection';
+import { FirstAnswers } from './first-answers';
 import { unstorableKeyReason } from './key-rules';
 import { ServerList } from './server-list';
 import type { ServerPool } from './server-pool';
@@ -75,7 +76,10 @@ export class MemcachedCounterStore implements CounterStore {
   readonly unsupported = MEMCACHED_UNSUPPORTED;
   private readonly listeners: ((isConnected: boolean) => void)[] = [];
   private readonly failures: FailureLog;
-  private lastConnected = true;
+  /** The first servers not answering yet: their wait is logged apart from outages. */
+  private readonly firstAnswers: FirstAnswers;
+  /** Not connected until every server of the first list has answered once. */
+  private lastConnected = false;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
   private readonly counters: {
@@ -94,6 +98,7 @@ export class MemcachedCounterStore implements CounterStore {
     stats: MemcacheStatsSource | undefined,
   ) {
     this.failures = new FailureLog('memcache', logger, clock);
+    this.firstAnswers = new FirstAnswers(logger);
     const counter = (name: string): Counter | undefined => stats?.counter(STAT.memcache(name));
     const op = (name: string): OpCounters => ({
       success: counter(`${name}.__code=success`),
@@ -110,9 +115,10 @@ export class MemcachedCounterStore implements CounterStore {
   }
 
   /**
-   * Resolves MEMCACHE_SRV (when set) and prepares the connections, which open on first use.
-   * Rejects with a StoreError when the SRV name does not resolve, or a SettingsError when a
-   * TLS file cannot be read.
+   * Resolves MEMCACHE_SRV (when set) and probes each server once (within MEMCACHE_TIMEOUT); a
+   * server that did not answer is probed again in the background, with backoff, until it does:
+   * isConnected() is false until every one has. Other connections open on first use. Rejects with a StoreError when the SRV name does not resolve, or a
+   * SettingsError when a TLS file cannot be read; an absent server never makes it reject.
    */
   static async open(
     settings: MemcacheBackendSettings,
@@ -151,6 +157,7 @@ export class MemcachedCounterStore implements CounterStore {
         { cause: err },
       );
     }
+    await store.firstAnswers.start(store.servers.current.pools);
     return store;
   }
 
@@ -161,17 +168,22 @@ export class MemcachedCounterStore implements CounterStore {
   }
 
   private poolChanged(pool: ServerPool): void {
-    if (pool.isUp) this.failures.up(pool.address);
+    if (pool.isUp && !this.firstAnswers.answered(pool.address)) this.failures.up(pool.address);
     const now = this.isConnected();
     if (now === this.lastConnected) return;
     this.lastConnected = now;
     for (const listener of this.listeners) listener(now);
   }
 
-  /** A connection to `pool`'s server failed: the server is away, for this reason. */
+  /**
+   * A connection to `pool`'s server failed: the server is away, for this reason. Before it
+   * first answers, the start-up wait's warning says so instead of an outage's error.
+   */
   private poolFailed(pool: ServerPool, err: Error): void {
     const cause = err instanceof MemcachedIoError ? (err.cause ?? err) : err;
-    this.failures.down(pool.address, connectionFailure(cause));
+    if (!this.firstAnswers.isWaitingFor(pool.address)) {
+      this.failures.down(pool.address, connectionFailure(cause));
+    }
     this.logger.debug('memcached connection failed', { server: pool.address, error: err.message });
   }
 
@@ -288,7 +300,7 @@ export class MemcachedCounterStore implements CounterStore {
     try {
       return await work;
     } catch (err: unknown) {
-      if (err instanceof StoreError) this.failures.requestFailed(err);
+      if (err instanceof StoreError && !this.isAwaited(err)) this.failures.requestFailed(err);
       throw err;
     } finally {
       this.inFlight -= 1;
@@ -296,7 +308,12 @@ export class MemcachedCounterStore implements CounterStore {
     }
   }
 
-  /** False while any server of the current list has stopped answering. */
+  /** A request failed on a first server not answering yet: the start-up wait logs that. */
+  private isAwaited(err: StoreError): boolean {
+    return err.unreachable !== undefined && this.firstAnswers.isWaitingFor(err.unreachable);
+  }
+
+  /** False until every server of the first list has answered, and while any has stopped. */
   isConnected(): boolean {
     return this.servers?.current.pools.every((p) => p.isUp) ?? false;
   }
@@ -306,6 +323,7 @@ export class MemcachedCounterStore implements CounterStore {
   }
 
   async close(): Promise<void> {
+    this.firstAnswers.stop();
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }

@@ -38,7 +38,8 @@ export class ServerList {
     private readonly options: ServerListOptions,
     addresses: readonly string[],
   ) {
-    this.set = this.build(addresses, new Map());
+    // The first servers count as not answering until they do: start-up waits for them.
+    this.set = this.build(addresses, new Map(), false);
   }
 
   /** Resolves the SRV name (when set) and starts refreshing; rejects when it cannot resolve. */
@@ -68,7 +69,11 @@ export class ServerList {
     return this.set;
   }
 
-  private build(addresses: readonly string[], reusable: Map<string, ServerPool>): ServerSet {
+  private build(
+    addresses: readonly string[],
+    reusable: Map<string, ServerPool>,
+    isUpAtStart: boolean,
+  ): ServerSet {
     const pools = addresses.map((address) => {
       const kept = reusable.get(address);
       if (kept !== undefined) return kept;
@@ -81,6 +86,7 @@ export class ServerList {
         tls: this.options.tls,
         timeoutMs: this.options.timeoutMs,
         connections: this.options.connectionsPerServer,
+        isUpAtStart,
         onStateChange: this.options.onStateChange,
         onConnectionError: this.options.onConnectionError,
       });
@@ -101,7 +107,7 @@ export class ServerList {
         const old = this.set;
         if (addresses.join(',') === old.addresses.join(',')) return;
         const byAddress = new Map(old.pools.map((p) => [p.address, p]));
-        this.set = this.build(addresses, byAddress);
+        this.set = this.build(addresses, byAddress, true);
         this.retire(old.pools.filter((p) => !addresses.includes(p.address)));
         this.options.logger.info('memcached servers changed', {
           srv,

@@ -1,6 +1,6 @@
 // The connections to one memcached server: requests spread over them in turn, and whether the
 // server answers.
-import type { MemcachedResponse } from './binary-protocol';
+import { noopRequest, type MemcachedResponse } from './binary-protocol';
 import { MemcachedConnection, type ConnectionTarget } from './connection';
 
 export interface ServerPoolOptions extends ConnectionTarget {
@@ -8,6 +8,11 @@ export interface ServerPoolOptions extends ConnectionTarget {
   readonly address: string;
   /** Connections kept to this server (MEMCACHE_MAX_IDLE_CONNS); requests are spread over them. */
   readonly connections: number;
+  /**
+   * False: the server counts as not answering until it first does (the servers of the first
+   * list, at start-up). Absent or true: answering until a connection fails.
+   */
+  readonly isUpAtStart?: boolean;
   /** Called when the server starts or stops answering. */
   readonly onStateChange: (pool: ServerPool) => void;
   readonly onConnectionError: (pool: ServerPool, err: Error) => void;
@@ -16,9 +21,10 @@ export interface ServerPoolOptions extends ConnectionTarget {
 export class ServerPool {
   private readonly connections: MemcachedConnection[];
   private next = 0;
-  private isAnswering = true;
+  private isAnswering: boolean;
 
   constructor(private readonly options: ServerPoolOptions) {
+    this.isAnswering = options.isUpAtStart ?? true;
     const events = {
       onUp: (): void => {
         this.setAnswering(true);
@@ -63,6 +69,13 @@ export class ServerPool {
   send(request: Buffer): Promise<MemcachedResponse> {
     const connection = this.connections[this.next] ?? this.connections[0];
     this.next = (this.next + 1) % this.connections.length;
+    return this.sendOn(connection, request);
+  }
+
+  private sendOn(
+    connection: MemcachedConnection | undefined,
+    request: Buffer,
+  ): Promise<MemcachedResponse> {
     return new Promise((resolve, reject) => {
       if (connection === undefined) throw new Error('a server pool without connections');
       connection.send(
@@ -74,6 +87,16 @@ export class ServerPool {
         reject,
       );
     });
+  }
+
+  /**
+   * Sends a no-op on the first connection, leaving the turn of requests where it is (two
+   * requests of one call then still go out on connections opened alike): resolves once the
+   * server answers (the pool is then up), rejects with a MemcachedIoError when it cannot be
+   * reached or does not answer within the timeout.
+   */
+  async probe(): Promise<void> {
+    await this.sendOn(this.connections[0], noopRequest());
   }
 
   close(): void {

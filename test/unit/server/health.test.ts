@@ -98,3 +98,21 @@ it('reports each breaker with its time, and counts it for health only when confi
     breakers: [{ instance: 'redis', state: 'closed', sinceMs: 3000 }],
   });
 });
+
+it('counts the backend only until its first connection when so configured (memcached)', () => {
+  const health = new HealthState({
+    requireConfig: false,
+    backendAffectsHealth: 'until-first-connection',
+  });
+  const changes: boolean[] = [];
+  health.onChange((h) => changes.push(h));
+  expect(health.isHealthy()).toBe(false);
+  expect(health.describe()).toEqual({ backend: false, sigterm: true });
+  health.set('backend', true);
+  // After the first connection an outage shows in the components but leaves health alone.
+  health.set('backend', false);
+  expect(health.isHealthy()).toBe(true);
+  expect(health.describe()).toEqual({ backend: false, sigterm: true });
+  health.set('backend', true);
+  expect(changes).toEqual([true]);
+});
