@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { eventually } from '../helpers/eventually';
+import { LOOPBACK_LISTENERS } from '../helpers/ports';
 import { RlsClient, rlsRequest, type WireResponse } from '../helpers/grpc-client';
 import { RedisServer } from '../helpers/redis-server';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
@@ -139,12 +140,7 @@ it('started by `npm run demo`, ends when npm is killed by its pid', async () => 
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: '0',
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: '0',
+      ...LOOPBACK_LISTENERS,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,10 +1,9 @@
 // QuotaRules resources (this project's own type, ratelimit_ts.quota.v1) decoded into the quota
 // rules of their domain, and joined to the RateLimitConfig document of the same domain.
 import { ConfigError, type ConfigDocument } from '../../config';
-import { describeError } from '../../lib/errors';
-import { messageType, QUOTA_RULES } from '../../lib/proto';
+import { QUOTA_RULES } from '../../lib/proto';
 import { quotaRulesOf, type WireQuotaBucket } from './quota-resource';
-import { decodeResource, RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
+import { decodeResource, decodeWire, RATE_LIMIT_CONFIG_TYPE_URL, type WireAny } from './resource';
 
 export const QUOTA_RULES_TYPE_URL = QUOTA_RULES.typeUrl;
 
@@ -17,21 +16,9 @@ interface WireQuotaRules {
 /** One QuotaRules resource as a document of its domain with rules and no descriptors. */
 export function decodeQuotaRules(resource: WireAny, index: number): ConfigDocument | ConfigError {
   const placeholder = `resource #${index + 1}`;
-  let wire: WireQuotaRules;
-  try {
-    const type = messageType(QUOTA_RULES.file, QUOTA_RULES.name);
-    wire = type.toObject(type.decode(resource.value ?? new Uint8Array()), {
-      longs: Number,
-      enums: String,
-      defaults: false,
-    });
-  } catch (err: unknown) {
-    return new ConfigError(
-      'BAD_RESOURCE',
-      placeholder,
-      `cannot decode a QuotaRules: ${describeError(err)}`,
-    );
-  }
+  const decoded = decodeWire(QUOTA_RULES, resource, placeholder);
+  if (decoded instanceof ConfigError) return decoded;
+  const wire: WireQuotaRules = decoded;
   const source =
     wire.name === undefined || wire.name === '' ? placeholder : `resource ${wire.name}`;
   const domain = wire.domain ?? '';

@@ -6,6 +6,7 @@ import {
   type DescriptorDoc,
   type RateLimitPolicyDoc,
 } from '../../config';
+import type protobuf from 'protobufjs';
 import { describeError } from '../../lib/errors';
 import { messageType, QUOTA_RULES, RATE_LIMIT_CONFIG } from '../../lib/proto';
 import { fromStruct, type StructMessage } from '../../lib/struct';
@@ -101,6 +102,32 @@ export function deprecatedQuotaBuckets(source: string): string {
 }
 
 /**
+ * One resource's bytes as the message `kind` names, in proto-loader's object form; a resource
+ * that does not decode is refused as BAD_RESOURCE under `placeholder`.
+ */
+export function decodeWire(
+  kind: { readonly file: string; readonly name: string },
+  resource: WireAny,
+  placeholder: string,
+): ReturnType<protobuf.Type['toObject']> | ConfigError {
+  try {
+    const type = messageType(kind.file, kind.name);
+    return type.toObject(type.decode(resource.value ?? new Uint8Array()), {
+      longs: Number,
+      enums: String,
+      defaults: false,
+    });
+  } catch (err: unknown) {
+    const what = kind.name.slice(kind.name.lastIndexOf('.') + 1);
+    return new ConfigError(
+      'BAD_RESOURCE',
+      placeholder,
+      `cannot decode a ${what}: ${describeError(err)}`,
+    );
+  }
+}
+
+/**
  * Decodes one resource of a response. The document's source is the resource name (or its
  * position when unnamed), so every refusal names the resource.
  */
@@ -113,21 +140,9 @@ export function decodeResource(resource: WireAny, index: number): ConfigDocument
       `unexpected resource type ${JSON.stringify(resource.type_url ?? '')}; expected ${RATE_LIMIT_CONFIG_TYPE_URL}`,
     );
   }
-  let config: WireConfig;
-  try {
-    const type = messageType(RATE_LIMIT_CONFIG.file, RATE_LIMIT_CONFIG.name);
-    config = type.toObject(type.decode(resource.value ?? new Uint8Array()), {
-      longs: Number,
-      enums: String,
-      defaults: false,
-    });
-  } catch (err: unknown) {
-    return new ConfigError(
-      'BAD_RESOURCE',
-      placeholder,
-      `cannot decode a RateLimitConfig: ${describeError(err)}`,
-    );
-  }
+  const decoded = decodeWire(RATE_LIMIT_CONFIG, resource, placeholder);
+  if (decoded instanceof ConfigError) return decoded;
+  const config: WireConfig = decoded;
   const source =
     config.name === undefined || config.name === '' ? placeholder : `resource ${config.name}`;
   const domain = config.domain ?? '';

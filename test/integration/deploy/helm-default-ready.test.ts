@@ -20,6 +20,7 @@ import {
   type KubeObject,
 } from '../../helpers/deploy/kubernetes-objects';
 import { eventually } from '../../helpers/eventually';
+import { LOOPBACK_LISTENERS } from '../../helpers/ports';
 import { runProgram } from '../../helpers/programs';
 import { RedisServer } from '../../helpers/redis-server';
 import { ServiceProcess } from '../../helpers/service-process';
@@ -71,12 +72,7 @@ describe('the chart with its default values', () => {
     expect(env.get('BACKEND_TYPE')).toBe('redis');
     redis = await RedisServer.start();
     const moved: Record<string, string> = {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GRPC_HOST: '127.0.0.1',
-      GRPC_PORT: '0',
-      DEBUG_HOST: '127.0.0.1',
-      DEBUG_PORT: '0',
+      ...LOOPBACK_LISTENERS,
       PROMETHEUS_ADDR: '127.0.0.1:0',
       RUNTIME_ROOT: path.join(dir, runtimeRoot),
       REDIS_URL: `127.0.0.1:${redis.port}`,
