@@ -186,7 +186,9 @@ describe('a SIGTERM while a configuration compiles', () => {
     });
     cleanup(() => service.stop());
     const pid = service.pid!;
-    await eventually(() => ads.requests[0]?.length === 1, { what: 'the first DiscoveryRequest' });
+    await eventually(() => ads.rateLimitRequests(0).length === 1, {
+      what: 'the first DiscoveryRequest',
+    });
     expect(childrenOf(pid)).toEqual([]);
     ads.streams[0]?.write({
       version_info: 'v1',

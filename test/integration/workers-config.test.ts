@@ -199,8 +199,9 @@ it('opens one ADS stream for the pod, and one ACK or NACK answers for both worke
   );
   const acked = (await sim.status()).nodes[node];
   expect(acked?.connectedStreams).toBe(1);
-  // The first request and the ACK of the first response.
-  expect(acked?.requests).toBe(2);
+  // For each of the two types subscribed on the stream (RateLimitConfig and QuotaRules), the
+  // first request and the ACK of the first response: one stream's worth, not one per worker.
+  expect(acked?.requests).toBe(4);
 
   const port = service.ports.grpc;
   const clients = connect(port);
@@ -220,7 +221,9 @@ it('opens one ADS stream for the pod, and one ACK or NACK answers for both worke
   });
   const nacked = (await sim.status()).nodes[node];
   expect(nacked?.lastNack).toBeDefined();
-  expect(nacked?.requests).toBe(3);
+  // The simulator sends both types again: the NACK of the bad RateLimitConfig and the ACK of the
+  // QuotaRules beside it, once for the pod.
+  expect(nacked?.requests).toBe(6);
   expect(nacked?.connectedStreams).toBe(1);
   expect(compiles()).toBe(compiled + 1);
   expect(await limits()).toEqual([5, 5, 5, 5, 5, 5]);

@@ -339,7 +339,7 @@ it('NACKs an xDS resource nested 2,000 levels deep, serving on', async () => {
     waitFor: 'listening',
   });
   cleanup(() => xds.stop());
-  await eventually(() => ads.requests[0]?.length === 1, { what: 'the first xDS request' });
+  await eventually(() => ads.rateLimitRequests(0).length === 1, { what: 'the first xDS request' });
   ads.streams[0]?.write({
     version_info: 'v1',
     type_url: RATE_LIMIT_CONFIG_TYPE_URL,
@@ -351,8 +351,8 @@ it('NACKs an xDS resource nested 2,000 levels deep, serving on', async () => {
       },
     ],
   });
-  await eventually(() => ads.requests[0]?.length === 2, { what: 'the NACK' });
-  expect(ads.requests[0]?.[1]?.error_detail?.message).toBeDefined();
+  await eventually(() => ads.rateLimitRequests(0).length === 2, { what: 'the NACK' });
+  expect(ads.rateLimitRequests(0)[1]?.error_detail?.message).toBeDefined();
   expect((await fetch(xds.url('/healthcheck'))).status).toBe(200);
   expect(await xds.stat(UNEXPECTED)).toBe(0);
   figures['deep xDS resource'] = 'NACKed';
