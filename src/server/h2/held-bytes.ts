@@ -16,8 +16,12 @@
 // stores are made at most MAX_MAPPED_STORES times in the life of the process: one released goes
 // back, its pages returned, for the next large request to reuse.
 
-/** What is held in a Buffer cut from Node's pool (Buffer.allocUnsafe) before it is mapped. */
-const POOLED_BYTES = Buffer.poolSize >>> 1;
+/**
+ * What is held in a Buffer cut from Node's pool (Buffer.allocUnsafe) before it is mapped. Fixed,
+ * not half of Buffer.poolSize: Node 24.18 and 26.3 raised the pool to 64 KiB (nodejs/node#63597),
+ * which would keep up to 32 KiB per request on the heap and pin a whole slab for a small one.
+ */
+const POOLED_BYTES = 4 * 1024;
 /** The first pooled Buffer's size: grown by doubling from here. */
 const FIRST_BYTES = 64;
 /** Bytes are committed this many at least at a time (a page). */
