@@ -219,10 +219,17 @@ it('opens one ADS stream for the pod, and one ACK or NACK answers for both worke
   await eventually(() => service.logs.split('configuration refused: ').length - 1 === 2, {
     what: 'both workers to report the refusal',
   });
-  const nacked = (await sim.status()).nodes[node];
-  expect(nacked?.lastNack).toBeDefined();
   // The simulator sends both types again: the NACK of the bad RateLimitConfig and the ACK of the
-  // QuotaRules beside it, once for the pod.
+  // QuotaRules beside it, once for the pod. The workers may log the refusal before the
+  // simulator has read the supervisor's answers.
+  await eventually(
+    async () => {
+      const seen = (await sim.status()).nodes[node];
+      return seen?.lastNack !== undefined && seen.requests >= 6;
+    },
+    { what: 'the NACK and the QuotaRules ACK' },
+  );
+  const nacked = (await sim.status()).nodes[node];
   expect(nacked?.requests).toBe(6);
   expect(nacked?.connectedStreams).toBe(1);
   expect(compiles()).toBe(compiled + 1);
