@@ -22,6 +22,12 @@ export class ServerPool {
   private readonly connections: MemcachedConnection[];
   private next = 0;
   private isAnswering: boolean;
+  /**
+   * Connection failures so far. A response to a request written before the latest failure does
+   * not bring the server back: when a server is killed under calls, one connection's reset can
+   * come after another's last answers, and the outage would be logged twice within a millisecond.
+   */
+  private failures = 0;
 
   constructor(private readonly options: ServerPoolOptions) {
     this.isAnswering = options.isUpAtStart ?? true;
@@ -30,6 +36,7 @@ export class ServerPool {
         this.setAnswering(true);
       },
       onDown: (err: Error): void => {
+        this.failures += 1;
         options.onConnectionError(this, err);
         this.setAnswering(false);
       },
@@ -78,10 +85,11 @@ export class ServerPool {
   ): Promise<MemcachedResponse> {
     return new Promise((resolve, reject) => {
       if (connection === undefined) throw new Error('a server pool without connections');
+      const failuresBefore = this.failures;
       connection.send(
         request,
         (response) => {
-          this.setAnswering(true);
+          if (this.failures === failuresBefore) this.setAnswering(true);
           resolve(response);
         },
         reject,
