@@ -7,8 +7,10 @@ import { StoreError } from '../errors';
 export interface FailureContext {
   /** The instance's address, safe for logs (credentials masked). */
   readonly address: string;
-  /** Whether the client is connected now. */
+  /** Whether the client is connected now, as ioredis's status says. */
   readonly isConnected: boolean;
+  /** One connection (single or sentinel), not a cluster's many. */
+  readonly isSingleConnection: boolean;
   /** Why the last connection attempt failed, in words; undefined when none has. */
   readonly connectionCause: string | undefined;
   readonly timeoutMs: number;
@@ -33,6 +35,18 @@ function isReply(err: unknown): boolean {
 }
 
 /**
+ * Whether ioredis refused to send because its one connection is gone while its status still says
+ * ready. ioredis changes the status when the socket's close event arrives, after the socket has
+ * stopped being writable; a call sent in between is refused with its "cannot send" sentence. That
+ * call is the outage's first failure: describing it as connected would count it apart from the
+ * outage, and the outage's closing line would then count one failure fewer than the statistic.
+ * A cluster's status is the cluster's, not one node connection's, so there it proves nothing.
+ */
+function isLostUnnoticed(words: string | undefined, context: FailureContext): boolean {
+  return context.isConnected && context.isSingleConnection && words !== undefined;
+}
+
+/**
  * The error the caller gets for `err`. While the client is not connected every failure is the
  * server being unreachable, with the last connection failure as its reason; a timeout names
  * the address and the time waited; a server's error reply is kept as Redis wrote it.
@@ -50,6 +64,12 @@ export function describeFailure(err: StoreError, context: FailureContext): Store
     );
   }
   const words = IOREDIS_REJECTIONS[message];
+  if (isLostUnnoticed(words, context)) {
+    return new StoreError('redis', 'connection closed', true, {
+      cause,
+      unreachable: context.address,
+    });
+  }
   if (!context.isConnected) {
     return new StoreError('redis', context.connectionCause ?? words ?? message, true, {
       cause,

@@ -163,6 +163,7 @@ export class Instance {
       const described = describeFailure(err, {
         address: this.address,
         isConnected: this.isConnected,
+        isSingleConnection: !this.handle.isCluster,
         connectionCause: this.connectionCause ?? this.failures.causeOf(this.address),
         timeoutMs: this.settings.timeoutMs,
       });

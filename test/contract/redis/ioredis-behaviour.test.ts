@@ -162,6 +162,30 @@ it('rejects at once, before queueing, when the stream is not writable and the of
   }
 });
 
+it('refuses a call sent after its socket ends, while its status still says ready', async () => {
+  // ioredis changes its status on the socket's close event, which follows the end of the socket;
+  // failures.ts counts such a refusal toward the outage though the status says connected.
+  const lost = new Redis({
+    host: '127.0.0.1',
+    port: redis.port,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  try {
+    await lost.connect();
+    lost.stream.destroy();
+    const probe = new Probe(lost, ping);
+    probe.send();
+    expect(lost.status).toBe('ready');
+    expect(probe.errors.map((e) => e.message)).toEqual([
+      "Stream isn't writeable and enableOfflineQueue options is false",
+    ]);
+  } finally {
+    lost.disconnect();
+  }
+});
+
 it('rejects every queued command with an error not named ReplyError when the connection closes', async () => {
   const closing = redis.client();
   await closing.ping();

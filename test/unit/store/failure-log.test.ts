@@ -99,6 +99,7 @@ describe('the words callers get', () => {
   const context = {
     address: ADDRESS,
     isConnected: false,
+    isSingleConnection: true,
     connectionCause: 'connection refused',
     timeoutMs: 500,
   };
@@ -116,6 +117,45 @@ describe('the words callers get', () => {
       ).toBe(`redis backend unreachable (10.0.0.7:6379): ${IOREDIS_REJECTIONS[sentence] ?? ''}`);
     },
   );
+
+  it.each(Object.keys(IOREDIS_REJECTIONS))(
+    'count "%s" toward the outage while the status still says connected, on one connection',
+    (sentence) => {
+      // The socket ended before ioredis's close event changed its status (ioredis-behaviour.test.ts).
+      const lost = describeFailure(fromIoredis(sentence), { ...context, isConnected: true });
+      expect([lost.message, lost.unreachable]).toEqual([
+        'redis backend unreachable (10.0.0.7:6379): connection closed',
+        ADDRESS,
+      ]);
+      // A cluster's status is not one node's connection: the sentence alone proves nothing there.
+      const cluster = describeFailure(fromIoredis(sentence), {
+        ...context,
+        isConnected: true,
+        isSingleConnection: false,
+      });
+      expect([cluster.message, cluster.unreachable]).toEqual([
+        `redis backend: ${IOREDIS_REJECTIONS[sentence] ?? ''}`,
+        undefined,
+      ]);
+    },
+  );
+
+  it('give the closing line every failure of an outage whose first call beat the close event', () => {
+    const { log, logger } = setUp();
+    const connected = { ...context, isConnected: true };
+    const stream = "Stream isn't writeable and enableOfflineQueue options is false";
+    log.requestFailed(describeFailure(fromIoredis(stream), connected));
+    log.down(ADDRESS, 'connection refused'); // ioredis's close event, a moment later
+    for (let i = 0; i < 9; i++) log.requestFailed(describeFailure(fromIoredis(stream), context));
+    log.up(ADDRESS);
+    expect(logger.lines.map((l) => [l.level, l.message])).toEqual([
+      ['error', 'redis backend unreachable (10.0.0.7:6379): connection closed'],
+      [
+        'warning',
+        'redis backend reachable again (10.0.0.7:6379) after 0.0 s; 10 requests failed meanwhile',
+      ],
+    ]);
+  });
 
   it('name the address and the time waited for a timeout', () => {
     const err = describeFailure(fromIoredis('Command timed out'), {
