@@ -12,6 +12,9 @@ export const BIN = {
   configCheck: path.join(ROOT, 'bin', 'ratelimit-config-check.js'),
 };
 
+/** The longest an exited service's output is waited for. */
+const OUTPUT_END_WAIT_MS = 2_000;
+
 export interface ServiceProcessOptions {
   /** Settings; ports default to 0 (any free one), as the listeners report what they bound. */
   readonly env: Record<string, string>;
@@ -55,10 +58,23 @@ export class ServiceProcess {
       this.output += text;
       this.errors += text;
     });
+    // Node emits 'exit' before the last output has been read from the pipes: a test that reads
+    // the logs once the process has exited waits for the output's end as well (a worker that
+    // outlived its supervisor could hold a pipe open, hence the bound).
+    const outputEnded = Promise.all(
+      [child.stdout, child.stderr].map((stream) =>
+        stream === null || stream.readableEnded
+          ? Promise.resolve()
+          : new Promise((resolve) => stream.once('close', resolve)),
+      ),
+    );
     this.exited = new Promise((resolve) => {
       child.once('exit', (code) => {
-        this.exitCode = code;
-        resolve(code);
+        const bound = new Promise((bounded) => setTimeout(bounded, OUTPUT_END_WAIT_MS).unref());
+        void Promise.race([outputEnded, bound]).then(() => {
+          this.exitCode = code;
+          resolve(code);
+        });
       });
     });
   }
@@ -150,6 +166,24 @@ export class ServiceProcess {
     });
     const text = await res.text();
     return { status: res.status, body: JSON.parse(text) as Record<string, unknown> };
+  }
+
+  /**
+   * Waits until the log holds `pattern` and returns the first line with it. A line the service
+   * writes while it answers a request can reach this process after the answer: the answer comes
+   * over a socket, the log over a pipe, and nothing orders the two.
+   */
+  async logged(pattern: string | RegExp, what?: string): Promise<string> {
+    const matches = (line: string): boolean =>
+      typeof pattern === 'string' ? line.includes(pattern) : pattern.test(line);
+    return eventually(
+      () => {
+        const line = this.output.split('\n').find(matches);
+        if (line === undefined) throw new Error(`no log line matches ${String(pattern)}`);
+        return line;
+      },
+      { what: what ?? `a log line matching ${String(pattern)}` },
+    );
   }
 
   /** Sends a signal and waits for the exit code. */

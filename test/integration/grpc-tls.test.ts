@@ -225,7 +225,7 @@ describe.each(['own', 'node'])('on GRPC_HTTP2=%s', (http2Impl) => {
       const before = await service.stat('ratelimit.tls.grpc_server.client_san_refused');
       const err = await open(intruder).rls.error(REQUEST);
       expect(err.code).toBe(grpc.status.UNAVAILABLE);
-      expect(service.logs).toMatch(
+      await service.logged(
         /refused a gRPC client whose certificate lacks the required SAN.*required=ratelimit-client presented="intruder\.test,other\.test"/,
       );
       expect(await service.stat('ratelimit.tls.grpc_server.client_san_refused')).toBeGreaterThan(
@@ -268,7 +268,7 @@ describe.each(['own', 'node'])('on GRPC_HTTP2=%s', (http2Impl) => {
         async () => (await service.stat('ratelimit.tls.grpc_server.reload_error')) > errorsBefore,
         { what: 'the broken certificate to be counted' },
       );
-      expect(service.logs).toContain(
+      await service.logged(
         `msg="gRPC TLS files not reloaded; the previous credentials keep serving" setting=GRPC_SERVER_TLS_CERT file=${served.cert}`,
       );
       const fresh = open(goodIdentity());

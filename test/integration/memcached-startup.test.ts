@@ -80,7 +80,7 @@ it('is not ready until memcached first answers, then serves and counts', async (
 
   const waiting = service.logs.split('\n').filter((l) => l.includes('memcached is not answering'));
   expect(waiting.filter((l) => l.includes('level=warning'))).toHaveLength(1);
-  expect(service.logs).toMatch(/level=info .*memcached answers/);
+  await service.logged(/level=info .*memcached answers/);
   expect(service.logs).not.toContain('level=error');
 
   // Past start-up an outage shows in the components but, as in the reference, not in health.

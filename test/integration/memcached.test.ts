@@ -153,6 +153,7 @@ it('answers UNAVAILABLE and 500 for keys on a server killed under calls, counts 
   expect(service.child.exitCode).toBeNull();
   // The outage in the log: a line when the server went away and one when it came back, with
   // every failed call counted; none per call.
+  await service.logged(`memcache backend unreachable (${address})`);
   const lines = service.logs.split('\n');
   const away = lines.filter((l) => l.includes(`memcache backend unreachable (${address})`));
   expect(away).toHaveLength(1);

@@ -164,7 +164,7 @@ it('waits for Redis at start-up, retrying with backoff, logging the wait once', 
   });
   // Each retry alike is a debug line: the wait is one warning, not one per attempt.
   expect(retries().filter((l) => l.includes('level=warning'))).toHaveLength(1);
-  expect(service.logs).toMatch(/level=info msg="connected to redis"/);
+  await service.logged(/level=info msg="connected to redis"/);
 });
 
 it('gives up after REDIS_STARTUP_MAX_ELAPSED_TIME and exits non-zero', async () => {

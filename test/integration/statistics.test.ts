@@ -423,6 +423,7 @@ describe('Prometheus', () => {
       PROMETHEUS_ADDR: '127.0.0.1:0',
       PROMETHEUS_MAPPER_YAML: file,
     });
+    await service.logged(file);
     const warning = service.logs
       .split('\n')
       .find((line) => line.includes('PROMETHEUS_MAPPER_YAML') && line.includes(file));

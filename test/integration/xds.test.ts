@@ -133,7 +133,7 @@ describe('with a plaintext management server', () => {
     expect(await limitOf(client, 'a')).toBe(9);
     expect(await limitOf(client, 'bad')).toBeUndefined();
     expect(await service.stat('ratelimit.service.config_load_error')).toBe(before + 1);
-    expect(service.logs).toContain(
+    await service.logged(
       "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
     );
     await sim.post('/bad-resource', undefined, 'DELETE');
