@@ -1,6 +1,9 @@
 // `npm run dashboard`: the Grafana dashboard of deploy/monitoring, built with Grafana's
 // foundation SDK from the names the service's Prometheus endpoint exposes, written as JSON to
 // deploy/monitoring/ and into the Helm chart (which can only read files inside itself).
+/* eslint-disable @typescript-eslint/no-deprecated -- the SDK marks the classic dashboard model
+   deprecated in favour of dashboardv2, the schema of Grafana 12's new dashboards behind a feature
+   flag; the classic JSON is what every Grafana imports and what the dashboard sidecar loads. */
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Builder, Dataquery } from '@grafana/grafana-foundation-sdk/cog';

@@ -59,7 +59,9 @@ describe('the Helm chart for operators', () => {
     );
     const rule = findObject(objects, 'PrometheusRule', 'rl-ratelimit');
     expect(validateManifests([rule])).toEqual([]);
-    expect(rule.metadata.labels?.release).toBe('prometheus');
+    expect((rule.metadata.labels as Record<string, string> | undefined)?.release).toBe(
+      'prometheus',
+    );
     expect(rule.spec).toEqual(
       parse(readFileSync(path.join(MONITORING, 'ratelimit-alerts.yaml'), 'utf8')),
     );
@@ -69,7 +71,9 @@ describe('the Helm chart for operators', () => {
     const objects = render('--set', 'monitoring.grafanaDashboard.enabled=true');
     const map = findObject(objects, 'ConfigMap', 'rl-ratelimit-dashboard');
     expect(validateManifests([map])).toEqual([]);
-    expect(map.metadata.labels?.grafana_dashboard).toBe('1');
+    expect((map.metadata.labels as Record<string, string> | undefined)?.grafana_dashboard).toBe(
+      '1',
+    );
     const data = (map as unknown as { data: Record<string, string> }).data;
     expect(JSON.parse(data['ratelimit-ts.json'] ?? '')).toEqual(
       JSON.parse(readFileSync(path.join(MONITORING, 'ratelimit-dashboard.json'), 'utf8')),

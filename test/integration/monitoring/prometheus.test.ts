@@ -113,12 +113,17 @@ async function slowCalls(rls: Transport, redisPort: number): Promise<void> {
 /** Streams watching a bucket, one refused at RLQS_MAX_STREAMS, and refused reports. */
 async function quotaStreams(grpcPort: number): Promise<QuotaStreamClient[]> {
   const streams = [QuotaStreamClient.open(grpcPort), QuotaStreamClient.open(grpcPort)];
-  for (const s of streams) cleanup(() => s.close());
+  for (const s of streams)
+    cleanup(() => {
+      s.close();
+    });
   for (const s of streams) s.report('edge', [usage({ name: 'api' }), usage({ name: 'other' })]);
   for (const s of streams) await s.waitForAnswers(1);
   // Past RLQS_MAX_STREAMS (2): refused.
   const refused = QuotaStreamClient.open(grpcPort);
-  cleanup(() => refused.close());
+  cleanup(() => {
+    refused.close();
+  });
   refused.report('edge', [usage({ name: 'api' })]);
   // A usage without a bucket id is left out; another domain on a stream ends it, invalid.
   streams[0]?.report(undefined, [{ timeElapsed: { seconds: 1 }, numRequestsAllowed: 1 }]);
