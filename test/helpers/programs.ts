@@ -14,6 +14,8 @@ export const PROVIDED_BY: Readonly<Record<string, string>> = Object.freeze({
   h2load: "Debian's nghttp2-client",
   helm: 'helm from https://helm.sh, or run scripts/get-helm.sh',
   chromium: "Debian's chromium",
+  prometheus: "Debian's prometheus",
+  promtool: "Debian's prometheus",
 });
 
 /** What to say when `program` cannot be started. */

@@ -1,4 +1,5 @@
 // Rendered Kubernetes manifests: parsed, validated against the Kubernetes schemas, and looked into.
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
@@ -33,6 +34,7 @@ const MODELS: Readonly<Record<string, (data: never) => Validatable>> = {
   'v1/Service': (d) => new Service(d),
   'v1/ServiceAccount': (d) => new ServiceAccount(d),
   'monitoring.coreos.com/v1/ServiceMonitor': (d) => new ServiceMonitor(d),
+  'monitoring.coreos.com/v1/PrometheusRule': (d) => new PrometheusRule(d),
 };
 
 /** Parses a multi-document YAML stream, dropping empty documents; throws on YAML errors. */

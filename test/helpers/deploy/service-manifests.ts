@@ -20,6 +20,8 @@ const FILE_SETTING = /(_FILE|_CERT|_KEY|_CACERT)$/;
 export interface InstallExpectations {
   /** Whether the rules ConfigMap is among the objects (false: an existing one is named). */
   readonly hasRulesConfigMap?: boolean;
+  /** Whether the Service publishes the debug port (the chart's service.publishDebugPort). */
+  readonly publishesDebugPort?: boolean;
   /** The Deployment of the service. */
   readonly deployment: string;
   /** The Service in front of it. */
@@ -133,8 +135,10 @@ export function expectServiceInstall(
       port.name,
       expect.any(Number),
     ]);
-  expect(serviceSpec.ports.map((p) => p.name)).toEqual(
-    expect.arrayContaining(['http', 'grpc', 'debug']),
-  );
+  expect(serviceSpec.ports.map((p) => p.name)).toEqual(expect.arrayContaining(['http', 'grpc']));
+  // The debug port (rules, counters, recent decisions with client addresses) is published only
+  // when asked for.
+  if (expected.publishesDebugPort !== true)
+    expect(serviceSpec.ports.map((p) => p.name)).not.toContain('debug');
   return c;
 }

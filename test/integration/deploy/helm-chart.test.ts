@@ -187,6 +187,7 @@ describe('Helm chart (deploy/helm/ratelimit)', () => {
         service: 'rl-ratelimit',
         image: `ratelimit-ts:${VERSION}`,
         hasRulesConfigMap: get(values, 'rules.existingConfigMap') === '',
+        publishesDebugPort: get(values, 'service.publishDebugPort') === true,
       });
       expect([name, restrictedProblems(objects)]).toEqual([name, []]);
       const env = envOf(c);

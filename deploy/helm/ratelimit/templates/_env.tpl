@@ -20,7 +20,7 @@
 - name: LOG_FORMAT
   value: {{ .Values.log.format | quote }}
 - name: FORCE_START_WITHOUT_INITIAL_CONFIG
-  value: {{ .Values.config.forceStartWithoutInitialConfig | quote }}
+  value: {{ include "ratelimit.forceStart" . | quote }}
 - name: HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED
   value: {{ include "ratelimit.requireConfig" . | quote }}
 {{- if eq .Values.config.type "xds" }}

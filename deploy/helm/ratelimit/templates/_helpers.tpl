@@ -62,6 +62,20 @@ file-mode install with no rules would otherwise never become Ready.
 {{- and .Values.config.healthyWithAtLeastOneConfigLoaded (not (empty $rules)) -}}
 {{- end }}
 
+{{- /*
+FORCE_START_WITHOUT_INITIAL_CONFIG as written: config.forceStartWithoutInitialConfig, where auto
+is true in xDS mode (a pod started while the management server is away starts and stays
+unready, instead of failing its startup probe and restarting) and false in file mode.
+*/ -}}
+{{- define "ratelimit.forceStart" -}}
+{{- $value := .Values.config.forceStartWithoutInitialConfig -}}
+{{- if eq (toString $value) "auto" -}}
+{{- eq .Values.config.type "xds" -}}
+{{- else -}}
+{{- $value -}}
+{{- end -}}
+{{- end }}
+
 {{- define "ratelimit.rulesPath" -}}
 {{- clean (printf "%s/%s/%s" .Values.rules.runtimeRoot .Values.rules.runtimeSubdirectory .Values.rules.runtimeAppDirectory) }}
 {{- end }}
