@@ -56,6 +56,10 @@ function descriptorText(request: ReplayRequest, field: string): string {
   return ` (${descriptor.entries.map((e) => `${e.key}=${e.value}`).join(',')})`;
 }
 
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 function reportLine(request: ReplayRequest, d: Difference): string {
   const note = d.note === undefined ? '' : ` [${d.note}]`;
   return `line ${request.line}: ${d.field}${descriptorText(request, d.field)}: first ${d.first}, second ${d.second}${note}\n`;
@@ -92,8 +96,8 @@ export async function replay(
   const total = options.requests.length;
   out.write(
     differences === 0
-      ? `${total} requests: no differences\n`
-      : `${total} requests: ${differences} differences in ${requestsDiffering} requests\n`,
+      ? `${count(total, 'request')}: no differences\n`
+      : `${count(total, 'request')}: ${count(differences, 'difference')} in ${count(requestsDiffering, 'request')}\n`,
   );
   return differences === 0 ? REPLAY_EXIT.same : REPLAY_EXIT.different;
 }
