@@ -32,6 +32,9 @@ function resetText(status: DescriptorStatus): string {
 }
 
 /**
+ * The reference computes a reset as the unit's seconds minus now modulo them, from its own clock
+ * (src/utils/utilities.go, CalculateReset): 1 to the window's length, never 0, so two calls a
+ * moment apart read values a second apart, or the two ends of that range across a boundary.
  * Whether two resets differ by at most `tolerance` seconds; `acrossBoundary` when they are that
  * close only once the window's length is taken off (one call in a window, the other in the next).
  */

@@ -1,6 +1,8 @@
 // What ratelimit-client -replay counts as a difference between two services' answers: every
 // decision field, the reset within its tolerance, a window boundary between the two calls
-// noted, a failed call compared by its gRPC code alone.
+// noted, a failed call compared by its gRPC code alone. Resets run from the window's length down
+// to 1, as the reference computes them (envoyproxy/ratelimit src/utils/utilities.go,
+// CalculateReset), so a boundary between the calls shows as 1 against the window's length.
 import { BOUNDARY_NOTE, compareOutcomes, type Outcome } from '../../../src/cli/compare-answers';
 import type { DescriptorStatus, RateLimitResponse } from '../../../src/engine';
 
