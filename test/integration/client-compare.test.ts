@@ -83,8 +83,8 @@ async function pair(
 }
 
 /**
- * The example's rules count per minute: start the replay early in a minute so that no minute
- * boundary falls between the two services' calls (bounded: at most 16 s).
+ * The rules count per minute or hour: start the replay early in a minute so that no window
+ * boundary falls between the two services' calls of one request (bounded: at most 16 s).
  */
 async function awayFromMinuteBoundary(): Promise<void> {
   const second = new Date().getUTCSeconds();
@@ -152,6 +152,7 @@ describe('planted differences', () => {
     );
     const services = await pair(PLANTED_FIRST, PLANTED_SECOND);
     try {
+      await awayFromMinuteBoundary(); // hour windows start on a minute boundary too
       const result = await client(['-replay', file, ...services.dial]);
       expect(result.stderr).toBe('');
       const lines = result.stdout.split('\n');
