@@ -2,6 +2,7 @@
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter as OtlpGrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -21,7 +22,6 @@ import type { Logger } from '../lib/logger';
 import { SERVICE_VERSION } from '../lib/version';
 import type { TracingSettings } from '../settings';
 import { OtelRequestTracer } from './otel-tracer';
-import { OtlpProtobufTraceExporter } from './otlp-protobuf-exporter';
 import { semconvMode } from './semconv';
 import type { RequestTracer } from './types';
 
@@ -39,8 +39,8 @@ export interface Tracing {
  * `http` is protobuf, as the reference's otlptracehttp client sends; JSON is asked by name.
  */
 const EXPORTERS: Readonly<Record<TracingSettings['exporterProtocol'], () => SpanExporter>> = {
-  http: () => new OtlpProtobufTraceExporter(),
-  'http/protobuf': () => new OtlpProtobufTraceExporter(),
+  http: () => new OtlpProtobufExporter(),
+  'http/protobuf': () => new OtlpProtobufExporter(),
   'http/json': () => new OtlpJsonExporter(),
   grpc: () => new OtlpGrpcExporter(),
 };
