@@ -263,7 +263,7 @@ test('a new bucket every 0.5 s: each is assigned at once, and a deny_all rule de
         bucket: { name: 'api', tenant: '*' },
         requests_per_unit: 100,
         unit: 'second',
-        assignment_ttl: '1500ms',
+        assignment_ttl: '20500ms',
       },
       { bucket: { name: 'blocked' }, blanket_rule: 'deny_all' },
     ]),
@@ -279,7 +279,7 @@ test('a new bucket every 0.5 s: each is assigned at once, and a deny_all rule de
     // Assigned with the TTL rounded up to whole seconds (Envoy reads only the seconds).
     const action = client.bucket({ name: 'api', tenant: `t${i}` })?.action;
     const ttl = action?.quotaAssignmentAction?.assignmentTimeToLive;
-    expect([ttl?.seconds, ttl?.nanos ?? 0]).toEqual([2, 0]);
+    expect([ttl?.seconds, ttl?.nanos ?? 0]).toEqual([21, 0]);
   }
   expect(client.streamEnds).toEqual([]);
 });
