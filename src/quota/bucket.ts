@@ -34,6 +34,24 @@ export function wholeSecondsMs(ms: number): number {
   return Math.ceil(ms / 1000 - 1e-9) * 1000;
 }
 
+/**
+ * More Envoys than the rule's max_tokens: not every one can hold a whole token, and one without
+ * could let nothing through (Envoy's bucket holds at most max_tokens). The budget goes to those
+ * holding one, in proportion to their shares, so that it is used; the others are told to deny.
+ */
+function onTokenHolders(
+  shares: ReadonlyMap<string, number>,
+  parts: ReadonlyMap<string, number>,
+  budget: number,
+): Map<string, number> {
+  let held = 0;
+  for (const [id, share] of shares) if ((parts.get(id) ?? 0) > 0) held += share;
+  const scale = held > 0 ? budget / held : 0;
+  const out = new Map<string, number>();
+  for (const [id, share] of shares) out.set(id, (parts.get(id) ?? 0) > 0 ? share * scale : 0);
+  return out;
+}
+
 /** What a bucket needs of a stream watching it. */
 export interface Watching {
   /** The claim id: unique across replicas. */
@@ -219,10 +237,15 @@ export class Bucket<S extends Watching = Watching> {
     }));
     for (const w of this.watchers.values())
       claims.push({ id: w.stream.id, demand: perUnit(w.demandPerSecond) });
-    const shares = fairShares(policy.requestsPerUnit, claims);
+    let shares = fairShares(policy.requestsPerUnit, claims);
+    this.tokenParts = undefined;
+    if (claims.length > policy.maxTokens) {
+      const parts = wholeParts(policy.maxTokens, shares, policy.requestsPerUnit);
+      shares = onTokenHolders(shares, parts, policy.requestsPerUnit);
+      this.tokenParts = parts;
+    }
     for (const w of this.watchers.values()) w.target = shares.get(w.stream.id) ?? 0;
     this.shares = shares;
-    this.tokenParts = undefined;
   }
 
   /**
