@@ -80,7 +80,11 @@ function tokenBucket(
  * rule's max_tokens (Bucket.maxTokensOf). No whole token, or a share below Envoy's least fill
  * rate, denies all: Envoy would let through more than the share.
  */
-export function strategyOf(policy: QuotaPolicy, share: number, maxTokens = 0): AssignedStrategy {
+export function strategyOf(
+  policy: QuotaPolicy,
+  share: number,
+  maxTokens: number,
+): AssignedStrategy {
   if (policy.kind === 'blanket') return policy.rule === 'deny_all' ? DENY_ALL : ALLOW_ALL;
   return tokenBucket(policy, share, maxTokens);
 }

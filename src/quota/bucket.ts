@@ -3,7 +3,7 @@
 import { fairShares, wholeParts, type Claim } from './allocate';
 import { isBeyondThreshold, strategyOf } from './assignment';
 import { coveredMs, MAX_COUNTED_INTERVAL_MS } from './elapsed';
-import type { AssignedStrategy, BucketAction } from './messages';
+import type { BucketAction } from './messages';
 import { QUOTA_UNIT_SECONDS, type BucketPairs, type QuotaRule } from './rules';
 import { MIN_FORGET_MS, REFRESH_AFTER_TTL_PART } from './timing';
 
@@ -63,7 +63,6 @@ export interface Watching {
 /** The assignment a watcher holds: what was sent and when. */
 interface Sent {
   readonly share: number;
-  readonly strategy: AssignedStrategy;
   readonly atMs: number;
   readonly ttlMs: number;
 }
@@ -276,7 +275,7 @@ export class Bucket<S extends Watching = Watching> {
     if (watcher === undefined || rule === undefined) return undefined;
     const strategy = strategyOf(rule.policy, watcher.target, this.maxTokensOf(watcher));
     const ttlMs = this.ttlMsOf(watcher);
-    watcher.sent = { share: watcher.target, strategy, atMs: nowMs, ttlMs };
+    watcher.sent = { share: watcher.target, atMs: nowMs, ttlMs };
     return { kind: 'assign', bucket: this.pairs, strategy, ttlMs };
   }
 
