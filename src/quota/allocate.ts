@@ -8,7 +8,7 @@ export interface Claim {
   readonly demand: number | undefined;
 }
 
-function byId(a: Claim, b: Claim): number {
+function byId(a: { readonly id: string }, b: { readonly id: string }): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
@@ -46,29 +46,56 @@ export function fairShares(budget: number, claims: readonly Claim[]): Map<string
 }
 
 /**
- * Whole shares that never add up to more than the budget: each share rounded down, then the
- * requests the rounding freed go one each to the largest remainders (ties by id, so every
- * replica rounds alike).
+ * `total` in whole parts, each claim's in proportion to its weight (`weightTotal` the weights'
+ * sum): each part rounded down, then the units the rounding freed go one each to the largest
+ * remainders (ties by id, so every replica rounds alike). The parts never add up to more than
+ * `total`. A whole weight's part is exact: `(weight × total) / weightTotal` in integers, where
+ * `total × (weight / weightTotal)` would give 6 for a 7 of 100,000 of 100,000.
  */
-export function wholeShares(
-  budget: number,
-  shares: ReadonlyMap<string, number>,
+export function wholeParts(
+  total: number,
+  weights: ReadonlyMap<string, number>,
+  weightTotal: number,
 ): Map<string, number> {
-  const whole = new Map<string, number>();
+  const parts = new Map<string, number>();
   const remainders: { id: string; rest: number }[] = [];
-  let total = 0;
-  for (const [id, share] of shares) {
-    const floor = Math.floor(share + 1e-9);
-    whole.set(id, floor);
-    total += floor;
-    remainders.push({ id, rest: share - floor });
+  let sum = 0;
+  for (const [id, weight] of weights) {
+    const { whole, rest } = proportion(weight, total, weightTotal);
+    parts.set(id, whole);
+    sum += whole;
+    if (rest > 0) remainders.push({ id, rest });
   }
-  let spare = Math.floor(Math.max(0, budget) + 1e-9) - total;
-  remainders.sort((a, b) => b.rest - a.rest || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  for (const { id, rest } of remainders) {
-    if (spare <= 0 || rest <= 1e-9) break;
-    whole.set(id, (whole.get(id) ?? 0) + 1);
+  let spare = Math.max(0, total) - sum;
+  if (spare <= 0 || remainders.length === 0) return parts;
+  remainders.sort((a, b) => b.rest - a.rest || byId(a, b));
+  for (const { id } of remainders) {
+    if (spare <= 0) break;
+    parts.set(id, (parts.get(id) ?? 0) + 1);
     spare -= 1;
   }
-  return whole;
+  return parts;
+}
+
+/** 2^52: below it, a product of whole numbers and its quotient's floor are exact in a double. */
+const EXACT_BELOW = 2 ** 52;
+
+/** floor(weight × total / weightTotal), and the fraction it dropped (0 when exact). */
+function proportion(
+  weight: number,
+  total: number,
+  weightTotal: number,
+): { whole: number; rest: number } {
+  if (!(weight > 0) || !(weightTotal > 0) || !(total > 0)) return { whole: 0, rest: 0 };
+  if (weight >= weightTotal) return { whole: total, rest: 0 };
+  const product = weight * total;
+  if (Number.isInteger(weight) && Number.isInteger(weightTotal) && product >= EXACT_BELOW) {
+    const big = BigInt(weight) * BigInt(total);
+    const whole = big / BigInt(weightTotal);
+    const left = big - whole * BigInt(weightTotal);
+    return { whole: Number(whole), rest: Number(left) / weightTotal };
+  }
+  const exact = product / weightTotal;
+  const whole = Math.floor(exact);
+  return { whole, rest: exact - whole };
 }

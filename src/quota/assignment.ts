@@ -5,7 +5,7 @@ import { QUOTA_UNIT_SECONDS, type QuotaPolicy } from './rules';
 
 /**
  * A new share is pushed when it differs from the one the Envoy holds by more than this part of
- * it (a whole-request share: by at least one request, and by more than 5%).
+ * it (and by more than nothing, from nothing).
  */
 export const PUSH_THRESHOLD = 0.05;
 
@@ -21,53 +21,72 @@ const ALLOW_ALL: AssignedStrategy = Object.freeze({ kind: 'blanket', rule: 'ALLO
  */
 const MIN_TOKENS_PER_FILL = 50;
 
-/** Whole tokens every whole number of seconds, at most `perSecond` and within 2% of it. */
+/**
+ * The longest fill interval sent, in seconds (about 31.7 years): its seconds are written again
+ * in the interval's nanos (fillNanos), which a Duration holds below 10^9.
+ */
+export const MAX_FILL_SECONDS = 999_999_999;
+
+/**
+ * Envoy's token buckets fill at least one token a year (token_bucket_impl.cc, kMinFillRate):
+ * a share below that would be enforced above itself.
+ */
+export const ENVOY_MIN_FILL_PER_SECOND = 1 / (365 * 24 * 60 * 60);
+
+/**
+ * Whole tokens every whole number of seconds, at most `perSecond` and within 2% of it (from 50
+ * tokens in MAX_FILL_SECONDS, about 1.6 a year, up; a little more below).
+ */
 function wholeSecondFill(perSecond: number): { tokensPerFill: number; fillSeconds: number } {
   const fillSeconds =
-    perSecond >= MIN_TOKENS_PER_FILL ? 1 : Math.ceil(MIN_TOKENS_PER_FILL / perSecond);
+    perSecond >= MIN_TOKENS_PER_FILL
+      ? 1
+      : Math.min(MAX_FILL_SECONDS, Math.ceil(MIN_TOKENS_PER_FILL / perSecond));
   const tokensPerFill = Math.min(MAX_UINT32, Math.floor(perSecond * fillSeconds * (1 + 1e-12)));
   return { tokensPerFill, fillSeconds };
 }
 
+/**
+ * The token bucket of a rate, or DENY_ALL when Envoy could not hold the share to it.
+ *
+ * Envoy keeps the token bucket it holds when the new one has the same max_tokens,
+ * tokens_per_fill and fill_interval.nanos (global_client_impl.cc, protoTokenBucketsEq: the
+ * seconds are not compared). So the nanos carry the fill interval's seconds again: Envoy's rate
+ * ignores them (ToInt64Seconds of seconds plus under a second of nanos is the seconds), and two
+ * buckets its equality finds equal have the same seconds, so the same rate. Whatever this
+ * process, or one before it, sent an Envoy, a change of rate is a bucket it replaces.
+ */
 function tokenBucket(
   policy: Extract<QuotaPolicy, { kind: 'budget' }>,
-  rate: number,
-  previous: AssignedStrategy | undefined,
+  share: number,
+  maxTokens: number,
 ): AssignedStrategy {
-  const perSecond = rate / QUOTA_UNIT_SECONDS[policy.unit];
-  if (!(perSecond > 1e-9)) return DENY_ALL;
-  const part = policy.requestsPerUnit > 0 ? rate / policy.requestsPerUnit : 0;
-  const maxTokens = Math.min(MAX_UINT32, Math.max(1, Math.floor(policy.maxTokens * part)));
-  let { tokensPerFill, fillSeconds } = wholeSecondFill(perSecond);
-  // Envoy keeps the token bucket it has when max_tokens, tokens_per_fill and the fill interval's
-  // nanos are the same (protoTokenBucketsEq ignores the seconds): a new rate that differs only
-  // in whole seconds would never apply. Twice the tokens in twice the time is the same rate.
-  if (
-    previous?.kind === 'token_bucket' &&
-    previous.maxTokens === maxTokens &&
-    previous.tokensPerFill === tokensPerFill &&
-    previous.fillIntervalMs !== fillSeconds * 1000
-  ) {
-    tokensPerFill *= 2;
-    fillSeconds *= 2;
-  }
-  return { kind: 'token_bucket', maxTokens, tokensPerFill, fillIntervalMs: fillSeconds * 1000 };
+  const perSecond = share / QUOTA_UNIT_SECONDS[policy.unit];
+  if (!(perSecond >= ENVOY_MIN_FILL_PER_SECOND) || maxTokens < 1) return DENY_ALL;
+  const { tokensPerFill, fillSeconds } = wholeSecondFill(perSecond);
+  if (tokensPerFill < 1) return DENY_ALL;
+  return {
+    kind: 'token_bucket',
+    maxTokens: Math.min(MAX_UINT32, maxTokens),
+    tokensPerFill,
+    fillSeconds,
+    fillNanos: fillSeconds,
+  };
 }
 
 /**
- * The strategy of a share: a token bucket filling at the share's rate in whole seconds and
- * holding the share's part of max_tokens (at least one), or a whole number of requests per unit
- * (0 denies all). `previous` is what the Envoy holds, so that a change reaches it.
+ * The strategy of a share (in the rule's unit): a blanket rule's, or a token bucket filling at
+ * the share's rate in whole seconds and holding `maxTokens`, the Envoy's whole part of the
+ * rule's max_tokens (Bucket.maxTokensOf). No whole token, or a share below Envoy's least fill
+ * rate, denies all: Envoy would let through more than the share.
  */
 export function strategyOf(
   policy: QuotaPolicy,
   share: number,
-  previous?: AssignedStrategy,
+  maxTokens: number,
 ): AssignedStrategy {
   if (policy.kind === 'blanket') return policy.rule === 'deny_all' ? DENY_ALL : ALLOW_ALL;
-  if (policy.strategy === 'token_bucket') return tokenBucket(policy, share, previous);
-  if (share <= 0) return DENY_ALL;
-  return { kind: 'requests_per_time_unit', requestsPerTimeUnit: share, unit: policy.unit };
+  return tokenBucket(policy, share, maxTokens);
 }
 
 /** Whether a share that moved from `sent` to `target` is worth a push. */

@@ -1,10 +1,11 @@
 // One quota bucket of one domain on this replica: the Envoys watching it, their demand, their
 // shares of the rule's budget, and which of them a changed share must reach.
-import { fairShares, wholeShares, type Claim } from './allocate';
+import { fairShares, wholeParts, type Claim } from './allocate';
 import { isBeyondThreshold, strategyOf } from './assignment';
 import { coveredMs, MAX_COUNTED_INTERVAL_MS } from './elapsed';
-import type { AssignedStrategy, BucketAction } from './messages';
+import type { BucketAction } from './messages';
 import { QUOTA_UNIT_SECONDS, type BucketPairs, type QuotaRule } from './rules';
+import { MIN_FORGET_MS, REFRESH_AFTER_TTL_PART } from './timing';
 
 /**
  * Reports covering less time than this add up until they cover this much: a rate measured over
@@ -19,29 +20,36 @@ export const MIN_MEASURED_INTERVAL_MS = 500;
  * 5 s to Envoy's next tick and the service's own tick) keeps every Envoy on its assignment.
  */
 export const MIN_DEFAULT_TTL_MS = 30_000;
-/** Assignments are sent again once this part of their TTL has passed. */
-const REFRESH_AFTER_TTL_PART = 1 / 3;
 /**
  * A watcher that has sent only its watch (whose reporting interval is not known yet) is kept
  * this long for its first periodic report, whatever the TTL.
  */
 export const FIRST_REPORT_GRACE_MS = 600_000;
 
-/**
- * For this long after a service starts, an Envoy that comes with a measured report (one that
- * held an assignment from a service before this one: after a restart, Envoy's first message on
- * its new stream is its tick's report, not a 0-second watch) is sent nothing and keeps that
- * assignment. Until every live Envoy has reported once (Envoy reports every 5 s) the service
- * cannot know what the others hold: the whole budget to the first to reconnect would add to
- * what the others still enforce.
- */
-export const RESTART_HOLD_MS = 6000;
 /** A report covering this much is a tick's (a reconnecting Envoy), not a watch. */
 const TICK_REPORT_MIN_MS = 1000;
 
 /** Milliseconds rounded up to whole seconds: Envoy reads only the seconds of a TTL. */
 export function wholeSecondsMs(ms: number): number {
   return Math.ceil(ms / 1000 - 1e-9) * 1000;
+}
+
+/**
+ * More Envoys than the rule's max_tokens: not every one can hold a whole token, and one without
+ * could let nothing through (Envoy's bucket holds at most max_tokens). The budget goes to those
+ * holding one, in proportion to their shares, so that it is used; the others are told to deny.
+ */
+function onTokenHolders(
+  shares: ReadonlyMap<string, number>,
+  parts: ReadonlyMap<string, number>,
+  budget: number,
+): Map<string, number> {
+  let held = 0;
+  for (const [id, share] of shares) if ((parts.get(id) ?? 0) > 0) held += share;
+  const scale = held > 0 ? budget / held : 0;
+  const out = new Map<string, number>();
+  for (const [id, share] of shares) out.set(id, (parts.get(id) ?? 0) > 0 ? share * scale : 0);
+  return out;
 }
 
 /** What a bucket needs of a stream watching it. */
@@ -55,7 +63,6 @@ export interface Watching {
 /** The assignment a watcher holds: what was sent and when. */
 interface Sent {
   readonly share: number;
-  readonly strategy: AssignedStrategy;
   readonly atMs: number;
   readonly ttlMs: number;
 }
@@ -76,7 +83,7 @@ export interface Watcher<S extends Watching = Watching> {
   intervalMs: number;
   /** Just after a start (RESTART_HOLD_MS): until when it keeps the assignment it came with. */
   keepsOwnUntilMs: number | undefined;
-  /** Its share now, in the rule's unit (whole requests for requests_per_time_unit). */
+  /** Its share now, in the rule's unit. */
   target: number;
   sent: Sent | undefined;
 }
@@ -95,6 +102,8 @@ export class Bucket<S extends Watching = Watching> {
   remote: readonly RemoteClaim[] = [];
   /** Every claim's share (local and remote) at the last allocation, in the rule's unit. */
   shares: ReadonlyMap<string, number> = new Map();
+  /** Every claim's whole part of the rule's max_tokens, for `shares`; made when first asked. */
+  private tokenParts: ReadonlyMap<string, number> | undefined;
 
   constructor(
     /** Domain and bucket id in one string: the key of the bucket across replicas. */
@@ -228,14 +237,18 @@ export class Bucket<S extends Watching = Watching> {
     for (const w of this.watchers.values())
       claims.push({ id: w.stream.id, demand: perUnit(w.demandPerSecond) });
     let shares = fairShares(policy.requestsPerUnit, claims);
-    if (policy.strategy === 'requests_per_time_unit')
-      shares = wholeShares(policy.requestsPerUnit, shares);
+    this.tokenParts = undefined;
+    if (claims.length > policy.maxTokens) {
+      const parts = wholeParts(policy.maxTokens, shares, policy.requestsPerUnit);
+      shares = onTokenHolders(shares, parts, policy.requestsPerUnit);
+      this.tokenParts = parts;
+    }
     for (const w of this.watchers.values()) w.target = shares.get(w.stream.id) ?? 0;
     this.shares = shares;
   }
 
   /**
-   * One claim alone, as fairShares (and wholeShares) compute it, without their maps: a bucket
+   * One claim alone, as fairShares computes it, without its map: a bucket
    * each Envoy has to itself is reported on all the time, and its map would live until the
    * next report, long enough to be copied by the collector.
    */
@@ -246,16 +259,13 @@ export class Bucket<S extends Watching = Watching> {
   ): void {
     const budget = Math.max(0, policy.requestsPerUnit);
     const wanted = Math.max(0, demand ?? Infinity);
-    let share = wanted > budget ? budget : wanted + (budget - wanted);
-    if (policy.strategy === 'requests_per_time_unit') {
-      const whole = Math.floor(share + 1e-9);
-      const spare = Math.floor(budget + 1e-9) - whole;
-      share = spare > 0 && share - whole > 1e-9 ? whole + 1 : whole;
-    }
+    const share = wanted > budget ? budget : wanted + (budget - wanted);
     watcher.target = share;
     const id = watcher.stream.id;
-    if (this.shares.size !== 1 || this.shares.get(id) !== share)
+    if (this.shares.size !== 1 || this.shares.get(id) !== share) {
       this.shares = new Map([[id, share]]);
+      this.tokenParts = undefined;
+    }
   }
 
   /** The assignment to send `stream` now (recorded as sent), or undefined without a rule. */
@@ -263,28 +273,47 @@ export class Bucket<S extends Watching = Watching> {
     const watcher = this.watchers.get(stream);
     const rule = this.rule;
     if (watcher === undefined || rule === undefined) return undefined;
-    const strategy = strategyOf(rule.policy, watcher.target, watcher.sent?.strategy);
+    const strategy = strategyOf(rule.policy, watcher.target, this.maxTokensOf(watcher));
     const ttlMs = this.ttlMsOf(watcher);
-    watcher.sent = { share: watcher.target, strategy, atMs: nowMs, ttlMs };
+    watcher.sent = { share: watcher.target, atMs: nowMs, ttlMs };
     return { kind: 'assign', bucket: this.pairs, strategy, ttlMs };
   }
 
   /**
-   * Removes the watchers silent for longer than their TTL (or, before their first periodic
-   * report, than FIRST_REPORT_GRACE_MS); returns them.
+   * A watcher's whole part of the rule's max_tokens: the parts of every claim (local and remote)
+   * add up to at most the rule's, so the Envoys' first burst together is at most it. Made once
+   * per allocation, when an assignment is first sent after it: most reports send nothing.
+   */
+  private maxTokensOf(watcher: Watcher<S>): number {
+    const policy = this.rule?.policy;
+    if (policy?.kind !== 'budget') return 0;
+    if (this.shares.size <= 1) return policy.maxTokens;
+    this.tokenParts ??= wholeParts(policy.maxTokens, this.shares, policy.requestsPerUnit);
+    return this.tokenParts.get(watcher.stream.id) ?? 0;
+  }
+
+  /**
+   * Removes the watchers silent for longer than they may be (forgetAfterMs); returns them.
    */
   expire(nowMs: number): Watcher<S>[] {
     for (const w of this.watchers.values())
       if (w.keepsOwnUntilMs !== undefined && nowMs >= w.keepsOwnUntilMs)
         w.keepsOwnUntilMs = undefined;
-    const silent = [...this.watchers.values()].filter((w) => {
-      const ttlMs = this.ttlMsOf(w);
-      return (
-        nowMs - w.lastReportMs > (w.hasMeasured ? ttlMs : Math.max(ttlMs, FIRST_REPORT_GRACE_MS))
-      );
-    });
+    const silent = [...this.watchers.values()].filter(
+      (w) => nowMs - w.lastReportMs > this.forgetAfterMs(w),
+    );
     for (const w of silent) this.watchers.delete(w.stream);
     return silent;
+  }
+
+  /**
+   * How long a watcher may be silent: longer than its TTL and than MIN_FORGET_MS (two of Envoy's
+   * ticks and a margin), so an Envoy that reports is never forgotten whatever its TTL; before
+   * its first periodic report, FIRST_REPORT_GRACE_MS.
+   */
+  private forgetAfterMs(watcher: Watcher<S>): number {
+    const ms = Math.max(this.ttlMsOf(watcher), MIN_FORGET_MS);
+    return watcher.hasMeasured ? ms : Math.max(ms, FIRST_REPORT_GRACE_MS);
   }
 
   /** Tells the watchers whose assignment is past a third of its TTL to take it again. */

@@ -47,19 +47,12 @@ function strategyMessage(strategy: AssignedStrategy): Record<string, unknown> {
   switch (strategy.kind) {
     case 'blanket':
       return { blanketRule: strategy.rule };
-    case 'requests_per_time_unit':
-      return {
-        requestsPerTimeUnit: {
-          requestsPerTimeUnit: strategy.requestsPerTimeUnit,
-          timeUnit: strategy.unit,
-        },
-      };
     case 'token_bucket':
       return {
         tokenBucket: {
           maxTokens: strategy.maxTokens,
           tokensPerFill: { value: strategy.tokensPerFill },
-          fillInterval: duration(strategy.fillIntervalMs),
+          fillInterval: { seconds: strategy.fillSeconds, nanos: strategy.fillNanos },
         },
       };
   }

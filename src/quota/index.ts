@@ -1,8 +1,20 @@
 // Envoy's Rate Limit Quota Service: rules, fair shares of a global budget, per-stream protocol,
 // demand shared between replicas, and the RLQS messages' protobuf form.
 export * from './model';
-export { fairShares, wholeShares, type Claim } from './allocate';
-export { PUSH_THRESHOLD, strategyOf, isBeyondThreshold } from './assignment';
+export { fairShares, wholeParts, type Claim } from './allocate';
+export {
+  ENVOY_MIN_FILL_PER_SECOND,
+  MAX_FILL_SECONDS,
+  PUSH_THRESHOLD,
+  strategyOf,
+  isBeyondThreshold,
+} from './assignment';
+export {
+  MAX_ASSIGNMENT_TTL_MS,
+  MIN_ASSIGNMENT_TTL_MS,
+  MIN_FORGET_MS,
+  RESTART_HOLD_MS,
+} from './timing';
 export type {
   AssignedStrategy,
   BucketAction,

@@ -1,5 +1,5 @@
 // The RLQS messages as the quota service sees them, decoded from and encoded to protobuf at the edge.
-import type { BucketPairs, QuotaUnit } from './rules';
+import type { BucketPairs } from './rules';
 
 /** One bucket's usage since its last report on the stream. */
 export interface BucketUsage {
@@ -22,15 +22,13 @@ export interface UsageReports {
 export type AssignedStrategy =
   | { readonly kind: 'blanket'; readonly rule: 'ALLOW_ALL' | 'DENY_ALL' }
   | {
-      readonly kind: 'requests_per_time_unit';
-      readonly requestsPerTimeUnit: number;
-      readonly unit: QuotaUnit;
-    }
-  | {
       readonly kind: 'token_bucket';
       readonly maxTokens: number;
       readonly tokensPerFill: number;
-      readonly fillIntervalMs: number;
+      /** fill_interval: whole seconds (Envoy's rate reads only them)... */
+      readonly fillSeconds: number;
+      /** ...and nanos, below 10^9, which Envoy's equality of token buckets compares. */
+      readonly fillNanos: number;
     };
 
 /** One BucketAction of a RateLimitQuotaResponse. */

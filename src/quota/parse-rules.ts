@@ -10,6 +10,7 @@ import {
   type QuotaRule,
   type QuotaUnit,
 } from './rules';
+import { MAX_ASSIGNMENT_TTL_MS, MIN_ASSIGNMENT_TTL_MS } from './timing';
 
 /** The configuration error codes a quota rule may be refused with (a subset of config's). */
 export type QuotaProblemCode =
@@ -196,15 +197,30 @@ function readUnit(item: Item, path: string, problems: Problems): QuotaUnit | und
   return typeof unit === 'string' ? (unit.toUpperCase() as QuotaUnit) : unit;
 }
 
+const seconds = (ms: number): string => `${String(ms / 1000)}s`;
+
+/**
+ * `assignment_ttl`, from MIN_ASSIGNMENT_TTL_MS to MAX_ASSIGNMENT_TTL_MS (timing.ts says why).
+ * A shorter one is refused rather than raised: the service would not do what the file says,
+ * and a warning at each load is easily missed.
+ */
 function readTtl(item: Item, path: string, problems: Problems): number | undefined | null {
   const raw = item.assignment_ttl;
   if (raw === undefined) return undefined;
   const ms = typeof raw === 'string' ? parseGoDurationMs(raw) : undefined;
-  if (ms === undefined || ms < 1000)
+  const at = `${path}.assignment_ttl`;
+  const range = `from ${seconds(MIN_ASSIGNMENT_TTL_MS)} to ${seconds(MAX_ASSIGNMENT_TTL_MS)} (30m)`;
+  if (ms === undefined || ms > MAX_ASSIGNMENT_TTL_MS)
     return problems.add(
       'BAD_VALUE',
-      `'assignment_ttl' must be a duration of at least 1s such as 30s or 2m, got ${shown(raw)}`,
-      `${path}.assignment_ttl`,
+      `'assignment_ttl' must be a duration ${range} such as 30s or 2m, got ${shown(raw)}`,
+      at,
+    );
+  if (ms < MIN_ASSIGNMENT_TTL_MS)
+    return problems.add(
+      'BAD_VALUE',
+      `'assignment_ttl' must be at least ${seconds(MIN_ASSIGNMENT_TTL_MS)}, got ${shown(raw)}: Envoy starts a lost stream again only at its next 5 s report and a restarted service waits 6 s for every Envoy to report, so a shorter assignment runs out and Envoy starts again with a full bucket`,
+      at,
     );
   return ms;
 }
@@ -226,8 +242,8 @@ function readBlanket(item: Item, path: string, problems: Problems): QuotaPolicy 
 
 /**
  * `strategy`: token_bucket, the default. requests_per_time_unit is refused: Envoy's filter logs
- * "RequestsPerTimeUnit rate limit strategies are not yet supported", skips the assignment and
- * keeps its no_assignment_behavior (global_client_impl.cc, onQuotaResponseImpl).
+ * "RequestsPerTimeUnit rate limit strategies are not yet supported" and skips the assignment,
+ * the bucket keeping whatever it held (global_client_impl.cc, onQuotaResponseImpl).
  */
 function readStrategy(
   item: Item,
@@ -238,7 +254,7 @@ function readStrategy(
   if (typeof raw === 'string' && raw.toLowerCase() === 'requests_per_time_unit')
     return problems.add(
       'INVALID_ALGORITHM',
-      "strategy requests_per_time_unit: Envoy's rate_limit_quota filter ignores it (it logs that the strategy is not yet supported and keeps its no_assignment_behavior, so nothing is limited); leave 'strategy' out or write token_bucket",
+      "strategy requests_per_time_unit: Envoy's rate_limit_quota filter ignores it (it logs that the strategy is not yet supported and the bucket keeps whatever it held, no_assignment_behavior at first, so the budget is not applied); leave 'strategy' out or write token_bucket",
       `${path}.strategy`,
     );
   return readWord(item, 'strategy', STRATEGIES, 'INVALID_ALGORITHM', path, problems);

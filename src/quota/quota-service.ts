@@ -3,7 +3,7 @@
 import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { Bucket, RESTART_HOLD_MS, type RemoteClaim } from './bucket';
+import { Bucket, type RemoteClaim } from './bucket';
 import { QuotaCaps, type QuotaCapLimits } from './caps';
 import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
@@ -13,6 +13,7 @@ import { QuotaStream, type QuotaStreamSink, type StreamHost } from './quota-stre
 import { RecomputeQueue } from './recompute';
 import { UsageRefusals } from './refusals';
 import { isSamePolicy, QuotaRuleSet, type BucketPairs, type QuotaRule } from './rules';
+import { RESTART_HOLD_MS } from './timing';
 import type { RefusedUsage } from './validate';
 
 /** The bounds and timings of the quota service (settings). */

@@ -27,8 +27,8 @@ export interface QuotaKeyMatcher {
 export type QuotaPolicy =
   | {
       readonly kind: 'budget';
-      /** How Envoys enforce their share. */
-      readonly strategy: 'requests_per_time_unit' | 'token_bucket';
+      /** How Envoys enforce their share: the only strategy Envoy's filter applies. */
+      readonly strategy: 'token_bucket';
       /** The budget of each bucket the rule governs, for all Envoys together. */
       readonly requestsPerUnit: number;
       readonly unit: QuotaUnit;

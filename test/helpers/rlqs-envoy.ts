@@ -21,16 +21,22 @@
 //   onFallbackExpirationTimer, onRemoteClose.
 // - filter_persistence.cc @93e15bf: initTlsStore (reports every 5000 ms whatever the bucket's
 //   reporting_interval says).
-// - source/common/common/token_bucket_impl.cc: AtomicTokenBucketImpl (tokens are the time since
-//   a moving instant times the rate, at most max_tokens; a fill rate of at least one a year).
+// - source/common/common/token_bucket_impl.cc and .h (main, cb2a49b0): AtomicTokenBucketImpl
+//   (tokens are the time since a moving instant times the rate, std::min(max_tokens, ...); a fill
+//   rate of at least one a year, kMinFillRate). A fill interval of 0 s is an infinite rate:
+//   0 s × infinity is NaN at the instant the bucket is made, and std::min(max, NaN) is max
+//   (std::min returns its first argument unless the second is less), so every request finds
+//   max_tokens and is let through.
 // - test/.../integration_test.cc @b86c4d9: BasicFlowPeriodicalReport (the first report's
 //   time_elapsed is 0), BasicFlowPeriodicalReportWithStreamClosed (a new stream at the next
 //   tick), MultiSameRequestWithExpirationToDefaultDeny and the other expiry tests.
 // Liberties: time is the injected clock's (milliseconds, fractions allowed) and the 5 s timer is
 // the caller calling tick() (a test drives it directly, or on a short real interval it states);
-// timers due are run when the client is next used, in the order they fell due; what Envoy posts
-// to its main thread is done at once; responses are taken when the client is next used. One
-// filter config (domain, one set of bucket settings) per client, as one Envoy listener.
+// timers and responses are taken when the client is next used, in the order Envoy's dispatcher
+// would have run them: a response at the time it arrived, after every expiry timer that fell
+// due before it (the bucket expires, then the response makes a new full bucket); what Envoy
+// posts to its main thread is done at once. One filter config (domain, one set of bucket
+// settings) per client, as one Envoy listener.
 import type { WireStrategy } from './rlqs-wire';
 import type { RlqsCall, RlqsTransport, WireReports, WireResponse } from './rlqs-wire';
 
@@ -47,6 +53,9 @@ export interface BucketSettings {
   readonly expired?: { readonly fallback: WireStrategy; readonly timeoutSeconds?: number };
 }
 
+/** C++'s std::min(a, b): `b < a ? b : a`, so a NaN second argument gives the first. */
+const cppMin = (a: number, b: number): number => (b < a ? b : a);
+
 /** AtomicTokenBucketImpl: the tokens are the time since `timeS` times the rate, capped. */
 class TokenBucket {
   private timeS: number;
@@ -61,13 +70,13 @@ class TokenBucket {
   }
 
   remaining(nowS: number): number {
-    return Math.min(this.maxTokens, (nowS - this.timeS) * this.fillRate);
+    return cppMin(this.maxTokens, (nowS - this.timeS) * this.fillRate);
   }
 
+  /** consume(): one token when the bucket holds one (the template consume's callback). */
   consume(nowS: number): boolean {
-    if (nowS <= this.timeS) return false;
     const total = this.remaining(nowS);
-    if (total < 1) return false;
+    if (!(total >= 1)) return false;
     this.timeS = nowS - (total - 1) / this.fillRate;
     return true;
   }
@@ -130,7 +139,8 @@ export class EnvoyRlqsClient {
   /** How each stream ended: the status the server gave, in order. */
   readonly streamEnds: { readonly code: number; readonly details: string }[] = [];
   private readonly cache = new Map<string, CachedBucket>();
-  private readonly inbox: WireResponse[] = [];
+  /** Responses not taken yet, with when each arrived. */
+  private readonly inbox: { readonly message: WireResponse; readonly atMs: number }[] = [];
   private stream: RlqsCall | undefined;
   private isStarted = false;
 
@@ -181,11 +191,17 @@ export class EnvoyRlqsClient {
     this.send(reports);
   }
 
-  /** Takes the responses that arrived and runs the expiry timers that fell due. */
+  /**
+   * Runs what fell due since the client was last used, in the order Envoy's dispatcher would:
+   * each response at the time it arrived, after the expiry timers due before it; then the
+   * timers due now.
+   */
   settle(): void {
-    for (let message = this.inbox.shift(); message !== undefined; message = this.inbox.shift())
-      this.onQuotaResponse(message);
-    this.runTimers();
+    for (let next = this.inbox.shift(); next !== undefined; next = this.inbox.shift()) {
+      this.runTimers(next.atMs);
+      this.onQuotaResponse(next.message, next.atMs);
+    }
+    this.runTimers(this.options.nowMs());
   }
 
   /** Drops the stream, as Envoy's shutdown does. */
@@ -273,7 +289,7 @@ export class EnvoyRlqsClient {
     };
     state.call = this.options.transport.open({
       onMessage: (message) => {
-        if (!state.isOver) this.inbox.push(message);
+        if (!state.isOver) this.inbox.push({ message, atMs: this.options.nowMs() });
       },
       // onRemoteClose: the stream is gone until the next tick starts another.
       onClose: (code, details) => {
@@ -285,10 +301,9 @@ export class EnvoyRlqsClient {
     this.stream = state.isOver ? undefined : state.call;
   }
 
-  /** onQuotaResponseImpl. */
-  private onQuotaResponse(response: WireResponse): void {
+  /** onQuotaResponseImpl, at `nowMs`, when the response arrived. */
+  private onQuotaResponse(response: WireResponse, nowMs: number): void {
     this.received.push(response);
-    const nowMs = this.options.nowMs();
     for (const action of response.bucketAction ?? []) {
       const id = action.bucketId?.bucket;
       if (id === undefined || Object.keys(id).length === 0) continue;
@@ -314,7 +329,6 @@ export class EnvoyRlqsClient {
       const ttlSeconds = action.quotaAssignmentAction?.assignmentTimeToLive?.seconds ?? 0;
       cached.actionExpiresMs = nowMs + ttlSeconds * 1000;
     }
-    this.runTimers();
   }
 
   /** createTokenBucketFromAction. */
@@ -331,16 +345,14 @@ export class EnvoyRlqsClient {
     const rate = Math.max(Math.abs((tb.tokensPerFill?.value ?? 0) / seconds), MIN_FILL_RATE);
     const maxTokens = tb.maxTokens ?? 0;
     const nowS = nowMs / 1000;
-    const initial =
-      existing === undefined
-        ? maxTokens
-        : Math.trunc(maxTokens * (existing.remaining(nowS) / existing.maxTokens));
+    // A uint64_t in Envoy: a fraction is dropped (a NaN, from a 0 max_tokens, taken as 0).
+    const ratio = existing === undefined ? 1 : existing.remaining(nowS) / existing.maxTokens;
+    const initial = Number.isFinite(ratio) ? Math.trunc(maxTokens * ratio) : 0;
     return new TokenBucket(maxTokens, rate, nowS, initial);
   }
 
-  /** The expiry timers due, in the order they fell due (onAction/FallbackExpirationTimer). */
-  private runTimers(): void {
-    const nowMs = this.options.nowMs();
+  /** The expiry timers due at `nowMs`, in the order they fell due (onAction/FallbackExpirationTimer). */
+  private runTimers(nowMs: number): void {
     for (const cached of this.cache.values()) {
       if (cached.actionExpiresMs !== undefined && cached.actionExpiresMs <= nowMs) {
         const firedMs = cached.actionExpiresMs;

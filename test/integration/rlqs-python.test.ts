@@ -83,7 +83,7 @@ function assignment(perSecond: number): unknown {
             token_bucket: {
               max_tokens: perSecond,
               tokens_per_fill: perSecond,
-              fill_interval: '1s',
+              fill_interval: '1.000000001s',
             },
           },
         },

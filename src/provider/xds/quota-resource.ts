@@ -1,5 +1,6 @@
-// A RateLimitConfig's quota_buckets (this project's extension) read into quota rules through the
-// same reader, checks and refusals as a file's quota_buckets list.
+// The quota_buckets of an xDS resource (a QuotaRules resource, or the deprecated extension
+// field of a RateLimitConfig) read into quota rules through the same reader, checks and
+// refusals as a file's quota_buckets list.
 import { ConfigError } from '../../config';
 import { parseQuotaBuckets, type QuotaRule } from '../../quota/model';
 

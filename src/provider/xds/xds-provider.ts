@@ -63,11 +63,12 @@ export interface XdsProviderOptions {
 }
 
 /**
- * Subscribes to every RateLimitConfig (a wildcard subscription) over ADS. Each response holds
- * the complete set; it is compiled as files are, and ACKed with its version when it compiles
- * or NACKed with the last good version and every problem when it does not, the previous
- * snapshot serving on. Any end of the stream reconnects after a backoff, and the first
- * request of a new stream carries the last accepted version.
+ * Subscribes to every RateLimitConfig and every QuotaRules resource (a wildcard subscription
+ * of each type) over ADS. Each response holds the complete set of its type; it is compiled as
+ * files are, and ACKed with its version when it compiles or NACKed with the last good version
+ * and every problem when it does not, the previous snapshot serving on. Any end of the stream
+ * reconnects after a backoff, and the first request of a new stream carries the last accepted
+ * version.
  *
  * Responses that arrive while one compiles are coalesced: only the newest is compiled next,
  * and its ACK or NACK, carrying its nonce, answers the ones it superseded (a management server

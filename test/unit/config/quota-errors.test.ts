@@ -127,6 +127,10 @@ const CASES: Case[] = [
     { 'a.yaml': file('  - { bucket: { t: a }, blanket_rule: deny_all, assignment_ttl: 500ms }\n') },
   ],
   [
+    'a long assignment_ttl',
+    { 'a.yaml': file('  - { bucket: { t: a }, blanket_rule: deny_all, assignment_ttl: 1h }\n') },
+  ],
+  [
     'one bucket twice in a list',
     {
       'a.yaml': file(

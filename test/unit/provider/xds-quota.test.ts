@@ -48,7 +48,7 @@ it('reads every field of a rule', () => {
         maxTokens: { value: 250 },
         assignmentTtl: { seconds: 30, nanos: 500_000_000 },
       },
-      { bucket: { name: 'open' }, blanketRule: 'ALLOW_ALL', assignmentTtl: { seconds: 5 } },
+      { bucket: { name: 'open' }, blanketRule: 'ALLOW_ALL', assignmentTtl: { seconds: 25 } },
       { bucket: { name: 'blocked' }, blanketRule: 'DENY_ALL' },
     ],
   });
@@ -77,7 +77,7 @@ it('reads every field of a rule', () => {
       id: 'name=open',
       matchers: [{ key: 'name', value: 'open', kind: 'exact' }],
       policy: { kind: 'blanket', rule: 'allow_all' },
-      assignmentTtlMs: 5000,
+      assignmentTtlMs: 25_000,
       path: 'quota_buckets[1]',
     },
     {
@@ -191,7 +191,7 @@ it('reads the extension by its field numbers, as another implementation of the p
   rule.uint32((5 << 3) | 2).bytes(max); // max_tokens (5): UInt32Value
   const ttl = protobuf.Writer.create()
     .uint32((1 << 3) | 0)
-    .int64(12)
+    .int64(24)
     .finish();
   rule.uint32((6 << 3) | 2).bytes(ttl); // assignment_ttl (6): Duration { seconds (1) }
   const config = protobuf.Writer.create();
@@ -215,7 +215,7 @@ it('reads the extension by its field numbers, as another implementation of the p
     {
       id: 'name=api',
       policy: { strategy: 'token_bucket', requestsPerUnit: 40, unit: 'HOUR', maxTokens: 80 },
-      assignmentTtlMs: 12_000,
+      assignmentTtlMs: 24_000,
     },
     { id: 'name=api', policy: { kind: 'blanket', rule: 'deny_all' } },
   ]);
@@ -251,7 +251,7 @@ describe('a bad rule refuses the resource, naming it and the item', () => {
           strategy: 'REQUESTS_PER_TIME_UNIT',
         },
       ],
-      "resource edge: config error, strategy requests_per_time_unit: Envoy's rate_limit_quota filter ignores it (it logs that the strategy is not yet supported and keeps its no_assignment_behavior, so nothing is limited); leave 'strategy' out or write token_bucket (at quota_buckets[0].strategy)",
+      "resource edge: config error, strategy requests_per_time_unit: Envoy's rate_limit_quota filter ignores it (it logs that the strategy is not yet supported and the bucket keeps whatever it held, no_assignment_behavior at first, so the budget is not applied); leave 'strategy' out or write token_bucket (at quota_buckets[0].strategy)",
     ],
     [
       'a budget of 0 (a wrapper whose value is 0 arrives empty)',
@@ -287,9 +287,9 @@ describe('a bad rule refuses the resource, naming it and the item', () => {
       'resource edge: config error, bucket value "a*b": * may only end a value (a prefix) or be the whole value (at quota_buckets[0].bucket.name)',
     ],
     [
-      'a TTL under a second',
-      [{ ...API, blanketRule: 'ALLOW_ALL', assignmentTtl: { nanos: 500_000_000 } }],
-      'resource edge: config error, \'assignment_ttl\' must be a duration of at least 1s such as 30s or 2m, got "0.5s" (at quota_buckets[0].assignment_ttl)',
+      'a TTL longer than 30 minutes',
+      [{ ...API, blanketRule: 'ALLOW_ALL', assignmentTtl: { seconds: 1800, nanos: 500_000_000 } }],
+      'resource edge: config error, \'assignment_ttl\' must be a duration from 20s to 1800s (30m) such as 30s or 2m, got "1800.5s" (at quota_buckets[0].assignment_ttl)',
     ],
     [
       'a strategy this service does not know',

@@ -1,6 +1,6 @@
 // Max-min fair shares: properties over arbitrary budgets and demands, and worked examples.
 import fc from 'fast-check';
-import { fairShares, wholeShares, type Claim } from '../../../src/quota';
+import { fairShares, wholeParts, type Claim } from '../../../src/quota';
 
 const claimsArb = fc
   .array(fc.option(fc.double({ min: 0, max: 1e6, noNaN: true }), { nil: undefined }), {
@@ -85,28 +85,45 @@ test('a newcomer gets at least an equal share of the budget at once', () => {
   );
 });
 
-test('whole shares never add up to more than the budget and stay within one of the exact share', () => {
+const maxTokensArb = fc.integer({ min: 1, max: 4_294_967_295 });
+
+test("whole parts of a rule's max_tokens never add up to more than it, each within one of its part", () => {
   fc.assert(
-    fc.property(budgetArb, claimsArb, (budget, claims) => {
-      const exact = fairShares(budget, claims);
-      const whole = wholeShares(budget, exact);
-      expect(sum(whole.values())).toBeLessThanOrEqual(budget);
-      // Exact shares add up to a whole budget, so largest remainders hand it all out.
-      expect(sum(whole.values())).toBe(budget);
-      for (const [id, share] of exact) {
-        const rounded = whole.get(id) ?? -1;
-        expect(Number.isInteger(rounded)).toBe(true);
-        expect(Math.abs(rounded - share)).toBeLessThan(1 + 1e-9);
+    fc.property(budgetArb, claimsArb, maxTokensArb, (budget, claims, maxTokens) => {
+      fc.pre(budget > 0);
+      const shares = fairShares(budget, claims);
+      const parts = wholeParts(maxTokens, shares, budget);
+      expect(sum(parts.values())).toBeLessThanOrEqual(maxTokens);
+      for (const [id, share] of shares) {
+        const part = parts.get(id) ?? -1;
+        expect(Number.isInteger(part) && part >= 0).toBe(true);
+        expect(Math.abs(part - (share * maxTokens) / budget)).toBeLessThan(1 + 1e-6);
       }
     }),
   );
 });
 
+test('whole parts are exact: 7 of 100,000 is 7 tokens of 100,000, and past 2^52 too', () => {
+  const parts = (total: number, weights: Record<string, number>, weightTotal: number) =>
+    Object.fromEntries(wholeParts(total, new Map(Object.entries(weights)), weightTotal));
+  // 100,000 × (7 / 100,000) is 6.999999999999999 in a double.
+  expect(100_000 * (7 / 100_000)).toBeLessThan(7);
+  expect(parts(100_000, { a: 7, b: 99_993 }, 100_000)).toEqual({ a: 7, b: 99_993 });
+  // 4,294,967,295 × 4,000,000,001 is past 2^52: worked in integers.
+  expect(parts(4_294_967_295, { a: 4_000_000_001, b: 294_967_294 }, 4_294_967_295)).toEqual({
+    a: 4_000_000_001,
+    b: 294_967_294,
+  });
+  // A max_tokens smaller than the Envoys: one token each to the largest shares, ties by id.
+  expect(parts(1, { b: 0.5, a: 0.5 }, 1)).toEqual({ a: 1, b: 0 });
+  expect(parts(10, { a: 2, b: 3, c: 5 }, 10)).toEqual({ a: 2, b: 3, c: 5 });
+});
+
 test('rounding is the same whatever order the claims come in', () => {
   fc.assert(
-    fc.property(budgetArb, claimsArb, (budget, claims) => {
-      const forward = wholeShares(budget, fairShares(budget, claims));
-      const backward = wholeShares(budget, fairShares(budget, [...claims].reverse()));
+    fc.property(budgetArb, claimsArb, maxTokensArb, (budget, claims, maxTokens) => {
+      const forward = wholeParts(maxTokens, fairShares(budget, claims), budget);
+      const backward = wholeParts(maxTokens, fairShares(budget, [...claims].reverse()), budget);
       expect(Object.fromEntries(backward)).toEqual(Object.fromEntries(forward));
     }),
   );

@@ -111,13 +111,13 @@ test("every action the service sends decodes with Envoy's protos, ALLOW_ALL (0) 
       kind: 'assign',
       bucket,
       ttlMs: 30_000,
-      strategy: { kind: 'requests_per_time_unit', requestsPerTimeUnit: 42, unit: 'MINUTE' },
-    },
-    {
-      kind: 'assign',
-      bucket,
-      ttlMs: 30_000,
-      strategy: { kind: 'token_bucket', maxTokens: 7, tokensPerFill: 1, fillIntervalMs: 312.5 },
+      strategy: {
+        kind: 'token_bucket',
+        maxTokens: 7,
+        tokensPerFill: 50,
+        fillSeconds: 999_999_999,
+        fillNanos: 999_999_999,
+      },
     },
     { kind: 'abandon', bucket },
   ];
@@ -150,22 +150,11 @@ test("every action the service sends decodes with Envoy's protos, ALLOW_ALL (0) 
       quota_assignment_action: {
         assignment_time_to_live: { seconds: 30, nanos: 0 },
         rate_limit_strategy: {
-          strategy: 'requests_per_time_unit',
-          requests_per_time_unit: { requests_per_time_unit: 42, time_unit: 'MINUTE' },
-        },
-      },
-    },
-    {
-      bucket_id: { bucket: { name: 'api' } },
-      bucket_action: 'quota_assignment_action',
-      quota_assignment_action: {
-        assignment_time_to_live: { seconds: 30, nanos: 0 },
-        rate_limit_strategy: {
           strategy: 'token_bucket',
           token_bucket: {
             max_tokens: 7,
-            tokens_per_fill: { value: 1 },
-            fill_interval: { seconds: 0, nanos: 312_500_000 },
+            tokens_per_fill: { value: 50 },
+            fill_interval: { seconds: 999_999_999, nanos: 999_999_999 },
           },
         },
       },

@@ -263,7 +263,7 @@ test('a new bucket every 0.5 s: each is assigned at once, and a deny_all rule de
         bucket: { name: 'api', tenant: '*' },
         requests_per_unit: 100,
         unit: 'second',
-        assignment_ttl: '1500ms',
+        assignment_ttl: '20500ms',
       },
       { bucket: { name: 'blocked' }, blanket_rule: 'deny_all' },
     ]),
@@ -279,7 +279,80 @@ test('a new bucket every 0.5 s: each is assigned at once, and a deny_all rule de
     // Assigned with the TTL rounded up to whole seconds (Envoy reads only the seconds).
     const action = client.bucket({ name: 'api', tenant: `t${i}` })?.action;
     const ttl = action?.quotaAssignmentAction?.assignmentTimeToLive;
-    expect([ttl?.seconds, ttl?.nanos ?? 0]).toEqual([2, 0]);
+    expect([ttl?.seconds, ttl?.nanos ?? 0]).toEqual([21, 0]);
   }
   expect(client.streamEnds).toEqual([]);
+});
+
+// onActionExpirationTimer and onQuotaResponseImpl run on Envoy's main dispatcher in the order
+// they fall due (global_client_impl.cc): an assignment whose TTL ran out before the next
+// response arrived has already reverted the bucket to no_assignment_behavior and dropped its
+// token bucket, so the response makes a new one, full (createTokenBucketFromAction without an
+// existing bucket), even when it is equal to the one that expired.
+test('a response that arrives after the assignment expired makes a new, full bucket', () => {
+  const clock = new ManualClock(0);
+  const transport = new ScriptedTransport();
+  const client = new EnvoyRlqsClient({ domain: 'edge', transport, nowMs: () => clock.nowMs() });
+  client.request(BUCKET);
+  const assign: WireResponse = {
+    bucketAction: [
+      {
+        bucketId: { bucket: BUCKET },
+        quotaAssignmentAction: {
+          assignmentTimeToLive: { seconds: 2 },
+          rateLimitStrategy: {
+            tokenBucket: {
+              maxTokens: 5,
+              tokensPerFill: { value: 1 },
+              fillInterval: { seconds: 1 },
+            },
+          },
+        },
+      },
+    ],
+  };
+  transport.answer(assign);
+  let admitted = 0;
+  for (let i = 0; i < 10; i++) if (client.request(BUCKET)) admitted += 1;
+  expect(admitted).toBe(5);
+  // The TTL runs out at 2 s; the same assignment arrives at 2.5 s, before the client is used.
+  clock.advance(2500);
+  transport.answer(assign);
+  admitted = 0;
+  for (let i = 0; i < 10; i++) if (client.request(BUCKET)) admitted += 1;
+  // Expired first, then a new bucket of 5: not the old one's 2.5 tokens refilled since.
+  expect(admitted).toBe(5);
+});
+
+// createTokenBucketFromAction divides tokens_per_fill by ToInt64Seconds(fill_interval): 0 s is
+// an infinite rate. AtomicTokenBucketImpl (token_bucket_impl.h) then starts at the instant it
+// is made and counts (now - then) × rate tokens: 0 × infinity is NaN, and std::min(max_tokens,
+// NaN) is max_tokens, so even requests at that very instant find a full bucket.
+test('a 0-second fill interval lets every request through, at the instant it arrives too', () => {
+  const clock = new ManualClock(0);
+  const transport = new ScriptedTransport();
+  const client = new EnvoyRlqsClient({
+    domain: 'edge',
+    transport,
+    nowMs: () => clock.nowMs(),
+    settings: { noAssignment: { blanketRule: 'DENY_ALL' } },
+  });
+  expect(client.request(BUCKET)).toBe(false);
+  transport.answer({
+    bucketAction: [
+      {
+        bucketId: { bucket: BUCKET },
+        quotaAssignmentAction: {
+          assignmentTimeToLive: { seconds: 60 },
+          rateLimitStrategy: {
+            tokenBucket: { maxTokens: 2, tokensPerFill: { value: 1 }, fillInterval: {} },
+          },
+        },
+      },
+    ],
+  });
+  for (let i = 0; i < 100; i++) expect(client.request(BUCKET)).toBe(true);
+  clock.advance(0.5);
+  for (let i = 0; i < 100; i++) expect(client.request(BUCKET)).toBe(true);
+  expect(client.rateOf(BUCKET)).toBe(Infinity);
 });

@@ -186,13 +186,19 @@ describe('each refusal names its code, reason and path', () => {
       'quota_buckets: [{ bucket: { a: b }, blanket_rule: deny_all, assignment_ttl: 10 }]',
       'BAD_VALUE',
       'quota_buckets[0].assignment_ttl',
-      /duration of at least 1s/,
+      /must be a duration from 20s to 1800s \(30m\)/,
     ],
     [
-      'quota_buckets: [{ bucket: { a: b }, blanket_rule: deny_all, assignment_ttl: 500ms }]',
+      'quota_buckets: [{ bucket: { a: b }, blanket_rule: deny_all, assignment_ttl: 19999ms }]',
       'BAD_VALUE',
       'quota_buckets[0].assignment_ttl',
-      /at least 1s/,
+      /at least 20s, got "19999ms": Envoy starts a lost stream again only at its next 5 s report and a restarted service waits 6 s/,
+    ],
+    [
+      'quota_buckets: [{ bucket: { a: b }, blanket_rule: deny_all, assignment_ttl: 30m1s }]',
+      'BAD_VALUE',
+      'quota_buckets[0].assignment_ttl',
+      /from 20s to 1800s \(30m\)/,
     ],
     [
       'quota_buckets: [{ bucket: { a: b, c: d }, blanket_rule: deny_all }, { bucket: { c: d, a: b }, blanket_rule: allow_all }]',

@@ -56,10 +56,9 @@ export class RecordingSink implements QuotaStreamSink {
     if (action === undefined) return undefined;
     if (action.kind === 'abandon') return 0;
     const s = action.strategy;
-    if (s.kind === 'requests_per_time_unit') return s.requestsPerTimeUnit;
     if (s.kind === 'blanket') return s.rule === 'DENY_ALL' ? 0 : Infinity;
     // As Envoy computes it: tokens_per_fill / ToInt64Seconds(fill_interval).
-    return s.tokensPerFill / Math.trunc(s.fillIntervalMs / 1000);
+    return s.tokensPerFill / s.fillSeconds;
   }
 }
 

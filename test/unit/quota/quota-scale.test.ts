@@ -133,7 +133,7 @@ test('a reload over many watched buckets is done a part per turn, the latest rul
       if (action.kind === 'assign' && action.strategy.kind === 'token_bucket')
         last.set(
           action.bucket.get('tenant'),
-          (action.strategy.tokensPerFill * 1000) / action.strategy.fillIntervalMs,
+          action.strategy.tokensPerFill / action.strategy.fillSeconds,
         );
     return [...last.values()].filter((v) => v === n).length;
   };

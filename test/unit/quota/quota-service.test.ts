@@ -28,7 +28,13 @@ test('the first report of a bucket is a watch answered with an assignment', () =
     {
       kind: 'assign',
       bucket: new Map(Object.entries(API)),
-      strategy: { kind: 'token_bucket', maxTokens: 100, tokensPerFill: 100, fillIntervalMs: 1000 },
+      strategy: {
+        kind: 'token_bucket',
+        maxTokens: 100,
+        tokensPerFill: 100,
+        fillSeconds: 1,
+        fillNanos: 1,
+      },
       ttlMs: MIN_DEFAULT_TTL_MS,
     },
   ]);
@@ -53,7 +59,7 @@ test('blanket rules and token buckets are assigned as their strategies', () => {
     [{ kind: 'blanket', rule: 'ALLOW_ALL' }, 60_000],
     // 600 a minute is 10 a second: 50 tokens every 5 whole seconds, the whole bucket of 600.
     [
-      { kind: 'token_bucket', maxTokens: 600, tokensPerFill: 50, fillIntervalMs: 5000 },
+      { kind: 'token_bucket', maxTokens: 600, tokensPerFill: 50, fillSeconds: 5, fillNanos: 5 },
       MIN_DEFAULT_TTL_MS,
     ],
   ]);
@@ -194,7 +200,13 @@ test('a reload pushes a changed rule at once, abandons a removed one, and leaves
       kind: 'assign',
       bucket: new Map(Object.entries(API)),
       // 40 a second: 80 tokens every 2 whole seconds.
-      strategy: { kind: 'token_bucket', maxTokens: 40, tokensPerFill: 80, fillIntervalMs: 2000 },
+      strategy: {
+        kind: 'token_bucket',
+        maxTokens: 40,
+        tokensPerFill: 80,
+        fillSeconds: 2,
+        fillNanos: 2,
+      },
       ttlMs: MIN_DEFAULT_TTL_MS,
     },
   ]);
