@@ -315,7 +315,7 @@ export class QuotaService implements StreamHost {
     this.caps.watched(-bucket.watchers.size, true);
     for (const watcher of bucket.watchers.values()) {
       watcher.stream.abandon(bucket);
-      this.options.stats?.rule(rule)?.abandoned.inc();
+      this.options.stats?.abandoned(rule).inc();
     }
     bucket.watchers.clear();
     this.buckets.delete(bucket.key);

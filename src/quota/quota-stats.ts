@@ -10,6 +10,11 @@ export function ruleStatKey(rule: QuotaRule): string {
   return sanitizeStatName(rule.matchers.map((m) => `${m.key}_${m.value}`).join('.'));
 }
 
+/** Where the statistics of one rule are kept. */
+function ruleScope(rule: QuotaRule): string {
+  return `${QUOTA_SCOPE}.${sanitizeStatName(rule.domain)}.${ruleStatKey(rule)}`;
+}
+
 /** The handles of one rule. */
 export interface RuleQuotaStats {
   /** Bucket usages reported for buckets the rule governs. */
@@ -58,7 +63,7 @@ export class QuotaStats {
     const configured = new Set<string>();
     for (const rule of rules) {
       configured.add(rule.domain);
-      const scope = `${QUOTA_SCOPE}.${sanitizeStatName(rule.domain)}.${ruleStatKey(rule)}`;
+      const scope = ruleScope(rule);
       this.rules.set(rule, {
         reports: this.stats.counter(`${scope}.reports`),
         assignmentsPushed: this.stats.counter(`${scope}.assignments_pushed`),
@@ -71,6 +76,14 @@ export class QuotaStats {
 
   rule(rule: QuotaRule): RuleQuotaStats | undefined {
     return this.rules.get(rule);
+  }
+
+  /**
+   * The abandons of `rule`, bound or not: a reload abandons the buckets of the rules it removed
+   * after the new configuration's handles are bound, when the removed rule has none any more.
+   */
+  abandoned(rule: QuotaRule): Counter {
+    return this.rules.get(rule)?.abandoned ?? this.stats.counter(`${ruleScope(rule)}.abandoned`);
   }
 
   domain(domain: string): DomainQuotaStats {

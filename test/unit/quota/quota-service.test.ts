@@ -210,6 +210,8 @@ test('a reload pushes a changed rule at once, abandons a removed one, and leaves
       ttlMs: MIN_DEFAULT_TTL_MS,
     },
   ]);
+  // Counted under the removed rule, whose handles the new configuration no longer binds.
+  expect(h.stats.snapshot().counters.get('ratelimit.rlqs.edge.name_blocked.abandoned')).toBe(1);
 });
 
 test('a bucket no rule governs gets nothing, is counted, and is assigned once a rule arrives', () => {
