@@ -57,8 +57,8 @@ async function startScript(script: string): Promise<Started> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  npm.stdout?.on('data', (c: Buffer) => (output += c.toString()));
-  npm.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  npm.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  npm.stderr.on('data', (c: Buffer) => (output += c.toString()));
   cleanup(() => {
     try {
       process.kill(-(npm.pid ?? 0), 'SIGKILL');
@@ -67,9 +67,11 @@ async function startScript(script: string): Promise<Started> {
     }
   });
   const ports = await eventually(
-    () => {
+    (): number[] => {
       if (npm.exitCode !== null) throw new Error(`npm run ${script} exited:\n${output}`);
-      return boundPorts(output) ?? false;
+      const bound = boundPorts(output);
+      if (bound === undefined) throw new Error(`npm run ${script} has not said where it listens`);
+      return bound;
     },
     { what: `npm run ${script} to listen`, timeoutMs: 30_000 },
   );
