@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // `npm run demo`: the service on the embedded memory backend with the example configuration.
+require('../dist/src/node-check.js').requireSupportedNode('ratelimit');
 const path = require('node:path');
 
 const defaults = {

@@ -13,7 +13,7 @@ import { answerServiceArgs } from './cli/service-args';
 import { OverLimitCache, RateLimitEngine, RecentDecisions, reportLocalCache } from './engine';
 import { systemClock, type Clock } from './lib/clock';
 import { describeError } from './lib/errors';
-import { createLogger, type Logger } from './lib/logger';
+import { createLogger, writeProcessLine, type LogFormat, type Logger } from './lib/logger';
 import type { ConfigProvider } from './provider';
 import {
   ConfigStatus,
@@ -27,6 +27,7 @@ import {
 } from './server';
 import {
   loadSettings,
+  logFormatOf,
   SettingsError,
   type ConfigSettings,
   type Environment,
@@ -287,9 +288,11 @@ function shutdownSequence(parts: Parts): () => Promise<void> {
   };
 }
 
-function failStart(err: unknown): never {
-  process.stderr.write(
-    `ratelimit: ${err instanceof SettingsError ? err.message : describeError(err)}\n`,
+function failStart(err: unknown, format: LogFormat): never {
+  writeProcessLine(
+    format,
+    'fatal',
+    err instanceof SettingsError ? err.message : describeError(err),
   );
   process.exit(1);
 }
@@ -308,8 +311,9 @@ async function runSupervisor(settings: Settings): Promise<void> {
     serveMetrics: prometheusScrape.inSupervisor(settings),
     exit: (code) => process.exit(code),
   });
+  const format = settings.log.format;
   const onSignal = (signal: NodeJS.Signals): void => {
-    process.stderr.write(`ratelimit: ${signal} received, stopping the workers\n`);
+    writeProcessLine(format, 'info', `${signal} received, stopping the workers`);
     supervisor.stop(0);
   };
   process.once('SIGTERM', onSignal);
@@ -317,7 +321,7 @@ async function runSupervisor(settings: Settings): Promise<void> {
   try {
     await supervisor.start();
   } catch (err: unknown) {
-    process.stderr.write(`ratelimit: ${describeError(err)}\n`);
+    writeProcessLine(format, 'fatal', describeError(err));
     supervisor.stop(1);
   }
 }
@@ -337,13 +341,14 @@ export async function runFromCommandLine(
     return;
   }
   const env = process.env;
+  const format = logFormatOf(env);
   const index = workerIndex(env);
   if (index === undefined) {
     let settings: Settings;
     try {
       settings = loadSettings(env);
     } catch (err: unknown) {
-      failStart(err);
+      failStart(err, format);
     }
     if (settings.server.workers > 1) {
       await runSupervisor(settings);
@@ -354,11 +359,11 @@ export async function runFromCommandLine(
   try {
     service = await startService(index === undefined ? { env } : { env, worker: { index } });
   } catch (err: unknown) {
-    failStart(err);
+    failStart(err, format);
   }
   if (index !== undefined) announceReady();
   catchStrayErrors(service);
-  stopOnSignals(service, index !== undefined);
+  stopOnSignals(service, index !== undefined, format);
   // npm sets npm_execpath for the scripts and the commands it runs (npm run, npx).
-  if (index === undefined) stopWithNpm(service, env.npm_execpath !== undefined);
+  if (index === undefined) stopWithNpm(service, env.npm_execpath !== undefined, format);
 }

@@ -2,9 +2,14 @@
 // when the npm process that started it does.
 import { readFileSync } from 'node:fs';
 import { describeError } from './lib/errors';
+import { writeProcessLine, type LogFormat } from './lib/logger';
 
 /** Stops cleanly on SIGTERM or SIGINT; a worker also stops when its supervisor goes away. */
-export function stopOnSignals(service: { stop(): Promise<void> }, isWorker: boolean): void {
+export function stopOnSignals(
+  service: { stop(): Promise<void> },
+  isWorker: boolean,
+  format: LogFormat,
+): void {
   if (isWorker) {
     // Without its supervisor a worker gets no more connections: drain and go.
     process.once('disconnect', () => {
@@ -12,17 +17,21 @@ export function stopOnSignals(service: { stop(): Promise<void> }, isWorker: bool
     });
   }
   const onSignal = (signal: NodeJS.Signals): void => {
-    process.stderr.write(`ratelimit: ${signal} received, draining\n`);
-    service.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`ratelimit: error while stopping: ${describeError(err)}\n`);
-        process.exit(1);
-      },
-    );
+    writeProcessLine(format, 'info', `${signal} received, draining`);
+    stopAndExit(service, format);
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+}
+
+function stopAndExit(service: { stop(): Promise<void> }, format: LogFormat): void {
+  service.stop().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      writeProcessLine(format, 'error', `error while stopping: ${describeError(err)}`);
+      process.exit(1);
+    },
+  );
 }
 
 /** How often the service looks for the npm process that started it. */
@@ -55,7 +64,11 @@ function isAlive(pid: number): boolean {
  * and the service would go on listening under another parent. Its parent and grandparent are
  * looked at once a second; nothing is done for a service started otherwise.
  */
-export function stopWithNpm(service: { stop(): Promise<void> }, isStartedByNpm: boolean): void {
+export function stopWithNpm(
+  service: { stop(): Promise<void> },
+  isStartedByNpm: boolean,
+  format: LogFormat,
+): void {
   if (!isStartedByNpm) return;
   const parent = process.ppid;
   const grandparent = parentOf(parent);
@@ -63,14 +76,8 @@ export function stopWithNpm(service: { stop(): Promise<void> }, isStartedByNpm: 
     const isGone = process.ppid !== parent || (grandparent !== undefined && !isAlive(grandparent));
     if (!isGone) return;
     clearInterval(timer);
-    process.stderr.write('ratelimit: the npm process that started this one is gone, draining\n');
-    service.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`ratelimit: error while stopping: ${describeError(err)}\n`);
-        process.exit(1);
-      },
-    );
+    writeProcessLine(format, 'info', 'the npm process that started this one is gone, draining');
+    stopAndExit(service, format);
   }, PARENT_CHECK_MS);
   timer.unref();
 }

@@ -51,13 +51,32 @@ const textFormat = winston.format.printf((info) => {
 
 const jsonFormat = winston.format.printf((info) => {
   const { level, message, timestamp, ...fields } = info;
-  return JSON.stringify({
-    '@timestamp': timestamp,
-    level,
-    '@message': message,
-    ...fields,
-  });
+  return jsonLine(timestamp, level, message, fields);
 });
+
+function jsonLine(timestamp: unknown, level: string, message: unknown, fields: object): string {
+  return JSON.stringify({ '@timestamp': timestamp, level, '@message': message, ...fields });
+}
+
+/**
+ * Writes a line the process writes whatever LOG_LEVEL says, about the process itself: a signal,
+ * a fatal start-up error, an error while stopping. It is written at once (standard error is
+ * synchronous on pipes and files), so it is out before process.exit. In LOG_FORMAT=json it is
+ * a line as the logger writes it, so that every line parses; in text, the plain
+ * `ratelimit: message` of a command-line program, as a refused setting has always been shown.
+ */
+export function writeProcessLine(
+  format: LogFormat,
+  level: LogLevel,
+  message: string,
+  stream: Pick<NodeJS.WritableStream, 'write'> = process.stderr,
+): void {
+  stream.write(
+    format === 'json'
+      ? `${jsonLine(new Date().toISOString(), level, message, {})}\n`
+      : `ratelimit: ${message}\n`,
+  );
+}
 
 /** Options of the winston logger. */
 export interface WinstonLoggerOptions {

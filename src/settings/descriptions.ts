@@ -38,7 +38,8 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   // log
   LOG_LEVEL:
     '`debug`, `info`, `warning` (or `warn`), `error` ...: start-up, listeners and reloads are `info`; what needs attention is `warning` or `error`',
-  LOG_FORMAT: '`text` (logfmt, as the reference writes) or `json`',
+  LOG_FORMAT:
+    '`text` (logfmt, as the reference writes) or `json` (an object a line, with `@timestamp`, `level` and `@message`); the lines about the process itself (a signal, a fatal start-up error, an unsupported Node.js) follow it too, written whatever `LOG_LEVEL` says: one JSON line each with `json`, a plain `ratelimit: ...` line with `text`',
   // config
   CONFIG_TYPE: '`FILE` reads rule files; `GRPC_XDS_SOTW` takes them from an xDS management server',
   FORCE_START_WITHOUT_INITIAL_CONFIG:

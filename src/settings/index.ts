@@ -1,5 +1,6 @@
 // Settings: the environment read once into one frozen, typed object, one module per section.
 export { loadSettings } from './load';
+export { logFormatOf } from './log';
 export type { Environment } from './environment';
 export { SettingsError, type SettingsProblem } from './errors';
 export { allSettingNames } from './schema';

@@ -133,7 +133,7 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-it('started by `npm run demo`, ends when npm is killed by its pid', async () => {
+it('started by `npm run demo`, ends when npm is killed by its pid with SIGKILL', async () => {
   const root = path.resolve(__dirname, '..', '..');
   const npm = spawn('npm', ['run', 'demo'], {
     cwd: root,
@@ -156,7 +156,8 @@ it('started by `npm run demo`, ends when npm is killed by its pid', async () => 
         (http = Number(/msg="listening" .*?http=127\.0\.0\.1:(\d+)/.exec(output)?.[1] ?? 0)) > 0,
       { what: 'the demo listening', timeoutMs: 30_000 },
     );
-    // npm runs `sh -c 'node bin/demo.js'`: the service is npm's child or grandchild.
+    // npm runs `sh -c 'exec node bin/demo.js'`: the service is npm's child (or grandchild, with
+    // a shell that forks even so).
     const under = [...childrenOf(npmPid), ...childrenOf(npmPid).flatMap(childrenOf)];
     servicePid =
       under.find((pid) => {
@@ -166,7 +167,9 @@ it('started by `npm run demo`, ends when npm is killed by its pid', async () => 
         return path.basename(program) === 'node' && script.endsWith('demo.js');
       }) ?? 0;
     expect(servicePid).toBeGreaterThan(0);
-    process.kill(npmPid, 'SIGTERM');
+    // SIGTERM and SIGINT npm passes on (npm-signals.test.ts); SIGKILL it cannot, and the
+    // service, left under another parent, finds npm gone by itself.
+    process.kill(npmPid, 'SIGKILL');
     await eventually(() => !isRunning(servicePid), {
       what: 'the service to end',
       timeoutMs: 15_000,
