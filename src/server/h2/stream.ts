@@ -59,6 +59,8 @@ export class H2Stream extends EventEmitter {
   private isTrailersSent = false;
   /** What the stream's reader keeps of the body, counted against the buffer budget. */
   private heldBytes = 0;
+  /** Counted as a request held while its body has not begun (holdUntilBody). */
+  private isAwaitingBody = false;
 
   constructor(
     readonly id: number,
@@ -101,15 +103,41 @@ export class H2Stream extends EventEmitter {
    * was not processed) and closes, and the reader lets its bytes go.
    */
   keepOnly(bytes: number): boolean {
+    if (this.isClosed) return false;
     const held = this.heldBytes;
-    if (bytes === held || this.isClosed) return !this.isClosed;
-    const requests = (bytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0);
+    const wasCounted = held > 0 || this.isAwaitingBody;
+    if (bytes === held && wasCounted === bytes > 0) return true;
+    const requests = (bytes > 0 ? 1 : 0) - (wasCounted ? 1 : 0);
     if (!this.session.holdBytes(bytes - held, requests)) {
       this.close(ErrorCode.REFUSED_STREAM);
       return false;
     }
     this.heldBytes = bytes;
+    this.isAwaitingBody = false;
     return true;
+  }
+
+  /**
+   * The read that opened the stream ended before its body began: from now on it holds a
+   * request of the buffer budget (what a stream and its call's state cost, with no byte
+   * kept), until its body begins or it closes. Past the budget the stream is refused with
+   * REFUSED_STREAM, unprocessed.
+   */
+  holdUntilBody(): void {
+    if (this.isClosed || this.isAwaitingBody || this.heldBytes > 0) return;
+    if (this.incoming.remoteEnded || this.incoming.bodyBytes > 0) return;
+    if (!this.session.holdBytes(0, 1)) {
+      this.close(ErrorCode.REFUSED_STREAM);
+      return;
+    }
+    this.isAwaitingBody = true;
+  }
+
+  /** Body bytes (or its end) arrived: the reader counts what it keeps from now on. */
+  bodyBegan(): void {
+    if (!this.isAwaitingBody) return;
+    this.isAwaitingBody = false;
+    if (this.heldBytes === 0) this.session.holdBytes(0, -1);
   }
 
   /** The stream table's call when the stream is done: its queued DATA is dropped. */
@@ -117,8 +145,9 @@ export class H2Stream extends EventEmitter {
     this.isClosed = true;
     this.outgoing.drop();
     const held = this.heldBytes;
-    if (held > 0) {
+    if (held > 0 || this.isAwaitingBody) {
       this.heldBytes = 0;
+      this.isAwaitingBody = false;
       this.session.holdBytes(-held, -1);
     }
   }
