@@ -152,6 +152,8 @@ export const processBudget = new BufferBudget(DEFAULT_BUFFERED_BYTES);
 export class ConnectionBudget {
   private held = 0;
   private holders = 0;
+  /** Streams whose body has not begun, counted in the totals but not the connection's share. */
+  private waiting = 0;
   /** giveAll() was called: a stream closing after its connection gives back nothing twice. */
   private isGone = false;
   private readonly peer: PeerHolding;
@@ -191,14 +193,29 @@ export class ConnectionBudget {
     return isFitting;
   }
 
+  /**
+   * Takes `requests` more (fewer, given back, when negative) streams whose body has not begun,
+   * when the totals allow them under the fair share rule; false, taking nothing, when they do
+   * not. Not within the connection's own share: a client may send a burst of headers before
+   * their bodies (nghttp2 sends HEADERS ahead of DATA), and a body that begins is counted there.
+   */
+  takeWaiting(requests: number): boolean {
+    if (this.isGone) return requests <= 0;
+    if (requests > 0 && !this.shared.admits(this.peer, 0, requests)) return false;
+    this.shared.add(this.peer, 0, requests);
+    this.waiting += requests;
+    return true;
+  }
+
   /** The connection is gone: whatever it still held is given back. */
   giveAll(): void {
     if (this.isGone) return;
     this.isGone = true;
-    this.shared.add(this.peer, -this.held, -this.holders);
+    this.shared.add(this.peer, -this.held, -this.holders - this.waiting);
     this.shared.leave(this.peer);
     this.held = 0;
     this.holders = 0;
+    this.waiting = 0;
   }
 
   private fits(bytes: number, requests: number): boolean {

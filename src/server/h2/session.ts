@@ -155,6 +155,7 @@ export class H2Session extends EventEmitter {
     this.send.sendData(stream, data, ending);
   };
   holdBytes = (bytes: number, requests: number): boolean => this.budget.take(bytes, requests);
+  holdWaiting = (requests: number): boolean => this.budget.takeWaiting(requests);
   chargeWork = (bytes: number): void => {
     this.reader.charge(bytes);
   };

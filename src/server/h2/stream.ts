@@ -30,6 +30,12 @@ export interface H2Connection {
    */
   holdBytes(bytes: number, requests: number): boolean;
   /**
+   * Counts `requests` more (fewer, when negative) streams whose body has not begun against the
+   * buffer budget's totals, under its fair share rule but not the connection's own share; false,
+   * counting nothing, when they do not fit. Giving back always succeeds.
+   */
+  holdWaiting(requests: number): boolean;
+  /**
    * Work a stream's handler did beyond reading its frames (a quota report's usages), counted as
    * that many bytes of frames against the connection's turn budget: past it, the connection's
    * next frames wait for a later turn.
@@ -104,16 +110,16 @@ export class H2Stream extends EventEmitter {
    */
   keepOnly(bytes: number): boolean {
     if (this.isClosed) return false;
+    // The reader keeps what it needs of a body that has begun: it counts from now on.
+    this.bodyBegan();
     const held = this.heldBytes;
-    const wasCounted = held > 0 || this.isAwaitingBody;
-    if (bytes === held && wasCounted === bytes > 0) return true;
-    const requests = (bytes > 0 ? 1 : 0) - (wasCounted ? 1 : 0);
+    if (bytes === held) return true;
+    const requests = (bytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0);
     if (!this.session.holdBytes(bytes - held, requests)) {
       this.close(ErrorCode.REFUSED_STREAM);
       return false;
     }
     this.heldBytes = bytes;
-    this.isAwaitingBody = false;
     return true;
   }
 
@@ -126,7 +132,7 @@ export class H2Stream extends EventEmitter {
   holdUntilBody(): void {
     if (this.isClosed || this.isAwaitingBody || this.heldBytes > 0) return;
     if (this.incoming.remoteEnded || this.incoming.bodyBytes > 0) return;
-    if (!this.session.holdBytes(0, 1)) {
+    if (!this.session.holdWaiting(1)) {
       this.close(ErrorCode.REFUSED_STREAM);
       return;
     }
@@ -137,17 +143,17 @@ export class H2Stream extends EventEmitter {
   bodyBegan(): void {
     if (!this.isAwaitingBody) return;
     this.isAwaitingBody = false;
-    if (this.heldBytes === 0) this.session.holdBytes(0, -1);
+    this.session.holdWaiting(-1);
   }
 
   /** The stream table's call when the stream is done: its queued DATA is dropped. */
   markClosed(): void {
     this.isClosed = true;
     this.outgoing.drop();
+    this.bodyBegan();
     const held = this.heldBytes;
-    if (held > 0 || this.isAwaitingBody) {
+    if (held > 0) {
       this.heldBytes = 0;
-      this.isAwaitingBody = false;
       this.session.holdBytes(-held, -1);
     }
   }
