@@ -122,6 +122,13 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
   const STREAMS = 50;
   const PER_PEER = 1000;
   const RATE = 1000;
+  /**
+   * Each hostile connection is ended within this of its opening: its streams by HEADER_TIMEOUT
+   * (a slice of expiries a turn), then the connection after IDLE_TIMEOUT with a GOAWAY, its
+   * PING's wait (1 s) and the linger for the client's FIN (1 s); 2 s of slack for a loaded
+   * machine.
+   */
+  const BOUND_MS = HEADER_TIMEOUT_MS + IDLE_TIMEOUT_MS + 2000 + 2000;
 
   it('bounded, refused and counted; innocent calls on another peer keep their latency; RSS comes back', async () => {
     const service = await start({
@@ -142,6 +149,7 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
       }, 100);
       const started = performance.now();
       let during: InnocentWindow;
+      let openedMs = 0;
       try {
         // The attack and its expiry (HEADER_TIMEOUT after it) both fall in the window.
         const window = innocent.measure(RATE, HEADER_TIMEOUT_MS + 2000);
@@ -151,22 +159,29 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
           CONNECTIONS,
           headerOnly(STREAMS),
         );
+        openedMs = performance.now() - started;
         during = await window;
-        // Streams end by HEADER_TIMEOUT, then connections after IDLE_TIMEOUT with a GOAWAY, its
-        // PING's wait (1 s) and the linger for the client's FIN (1 s).
-        const bound = HEADER_TIMEOUT_MS + IDLE_TIMEOUT_MS + 2000 + 3000;
         const attacker = hostile;
+        // Generous: the bound is asserted below, once the figures are reported.
         await eventually(() => attacker.closed === CONNECTIONS, {
           what: 'every hostile connection closed by the server',
-          timeoutMs: bound - (performance.now() - started) + 5000,
-        });
+          timeoutMs: 4 * BOUND_MS,
+          intervalMs: 50,
+        }).catch(() => undefined);
       } finally {
         clearInterval(sampler);
       }
-      const endedMs = performance.now() - started;
-      // The short equivalent of "30 s after": the service's own bounds have all run out.
-      await innocent.measure(RATE, 1000);
-      const rssAfter = rssMb(pid);
+      // From the last hostile connection's opening to the last one's end.
+      const endedMs = performance.now() - started - openedMs;
+      // Up to 30 s after the attack, as the bound says: what the hostile connections held is
+      // garbage by now, and RSS comes back once V8 shrinks its heap.
+      let rssAfter = rssMb(pid);
+      const ended = performance.now();
+      while (rssAfter > rssBefore * 1.1 + 16 && performance.now() - ended < 30_000) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        rssAfter = rssMb(pid);
+      }
+      const settledMs = performance.now() - ended;
       const counted = await refusals(service);
       const idleClosed = await service.stat('ratelimit.server.idle_closed');
       const limit = Math.max(3 * before.p99, 25);
@@ -178,23 +193,29 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
           'innocent p99 before / during (ms)': `${String(round(before.p99))} / ${String(round(during.p99))}`,
           'innocent OK during': `${String(during.ok)}/${String(during.calls)}`,
           'refused at accept': hostile.refusedAtAccept,
-          'hostile connections all ended after (ms)': round(endedMs),
-          'RSS before / peak / after (MiB)': `${String(round(rssBefore))} / ${String(round(peak))} / ${String(round(rssAfter))}`,
+          'hostile connections opened in (ms)': round(openedMs),
+          'all ended, after the last opened (ms)': `${String(round(endedMs))} (${String(hostile.closed)} of ${String(CONNECTIONS)})`,
+          'RSS before / peak / after (MiB)': `${String(round(rssBefore))} / ${String(round(peak))} / ${String(round(rssAfter))} (${String(round(settledMs / 1000))} s after)`,
           refusals: JSON.stringify(counted),
           'idle closes': idleClosed,
         },
       });
+      expect(hostile.closed).toBe(CONNECTIONS);
+      expect(endedMs).toBeLessThanOrEqual(BOUND_MS);
       expect(during.calls).toBeGreaterThan(RATE);
       expect(during.ok / during.calls).toBeGreaterThanOrEqual(0.995);
       expect(during.p99).toBeLessThanOrEqual(limit);
       expect(rssAfter).toBeLessThanOrEqual(rssBefore * 1.1 + 16);
-      // The connections past the peer's bound were refused at accept, and counted so.
-      expect(hostile.refusedAtAccept).toBe(CONNECTIONS - PER_PEER);
-      expect(counted.connections_per_peer).toBe(CONNECTIONS - PER_PEER);
+      // The connections past the peer's bound were refused at accept, and counted so (fewer
+      // than the excess when the first were already idle-closed before the last were opened).
+      expect(hostile.refusedAtAccept).toBeGreaterThan(0);
+      expect(hostile.refusedAtAccept).toBeLessThanOrEqual(CONNECTIONS - PER_PEER);
+      expect(counted.connections_per_peer).toBe(hostile.refusedAtAccept);
       // Past half of GRPC_MAX_BUFFERED_REQUESTS (10,000), the one peer holding them all is past
       // its share: the rest of its header-only streams were refused.
-      expect(counted.requests_per_peer).toBeGreaterThanOrEqual(PER_PEER * STREAMS - 5000);
-      expect(idleClosed).toBeGreaterThanOrEqual(PER_PEER);
+      const admitted = CONNECTIONS - hostile.refusedAtAccept;
+      expect(counted.requests_per_peer).toBeGreaterThanOrEqual(admitted * STREAMS - 5000);
+      expect(idleClosed).toBeGreaterThanOrEqual(admitted);
     } finally {
       hostile?.destroy();
       await innocent.stop();
