@@ -119,6 +119,8 @@
   // ---- Statistics ---------------------------------------------------------------------------
 
   const RULE_PREFIX = 'ratelimit.service.rate_limit.';
+  /** Counters of what the connection and buffer bounds refused, one per reason. */
+  const REFUSED_PREFIX = 'ratelimit.server.refused.';
   const HIGHLIGHTS = [
     ['requests', 'gRPC calls', (s) => s.get('ratelimit_server.ShouldRateLimit.total_requests')],
     ['total_hits', 'hits', (s) => s.ruleSum('total_hits')],
@@ -150,6 +152,11 @@
     }
     return {
       get: (name) => values.get(name) || 0,
+      /** [suffix, value] of every statistic named `prefix` + suffix. */
+      under: (prefix) =>
+        [...values]
+          .filter(([name]) => name.startsWith(prefix))
+          .map(([name, value]) => [name.slice(prefix.length), value]),
       ruleSum: (suffix) => {
         let sum = 0;
         for (const [name, value] of values) {
@@ -183,6 +190,18 @@
       values: Object.fromEntries(HIGHLIGHTS.map(([id, , read]) => [id, read(stats)])),
     };
     $('stats').replaceChildren(...cards);
+    $('refusals').textContent = refusalsText(stats);
+  }
+
+  /** One line: what the bounds refused since start-up, by reason (docs/observability.md). */
+  function refusalsText(stats) {
+    const refused = stats.under(REFUSED_PREFIX).filter(([, value]) => value > 0);
+    const idle = stats.get('ratelimit.server.idle_closed');
+    const parts = refused.map(
+      ([reason, value]) => `${reason.replace(/_/g, ' ')} ${value.toLocaleString()}`,
+    );
+    const what = parts.length === 0 ? 'none' : parts.join(' · ');
+    return `Refused by the service's bounds: ${what}; idle connections closed: ${idle.toLocaleString()}`;
   }
 
   // ---- Recent refusals ----------------------------------------------------------------------

@@ -15,6 +15,8 @@ import type { HealthState } from './health';
 import { createHttpHandler } from './http/http-server';
 import { LastResort } from './last-resort';
 import { DEFAULT_CONNECTION_LIMITS } from '../settings';
+import { ConnectionGate } from './connection-gate';
+import { Refusals } from './refusals';
 import { createMetricsServer, type MetricsSource } from './metrics/metrics-server';
 
 /** A Prometheus scrape to serve: where, and what it answers. */
@@ -95,15 +97,20 @@ function refuseConnect(_req: http.IncomingMessage, socket: Duplex): void {
   socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
 }
 
-/** An HTTP server as an OpenListener; closing waits for requests in flight. */
+/**
+ * An HTTP server as an OpenListener; closing waits for requests in flight. `gate`, when given,
+ * bounds its connections with the other listeners'.
+ */
 async function openHttp(
   server: http.Server,
   where: ListenAddress,
   what: string,
   path = '',
+  gate?: ConnectionGate,
 ): Promise<OpenListener> {
   // Node closes a CONNECT request without a word unless someone listens: answer it instead.
   server.on('connect', refuseConnect);
+  gate?.guard(server);
   const port = await listenHttp(server, where, what);
   return {
     port,
@@ -137,6 +144,9 @@ export function openMetricsListener(
 
 interface Opening extends ListenerOptions {
   readonly lastResort: LastResort;
+  /** MAX_CONNECTIONS and MAX_CONNECTIONS_PER_PEER, across the listeners of the process. */
+  readonly gate: ConnectionGate;
+  readonly refusals: Refusals;
 }
 
 async function openGrpc(options: Opening): Promise<OpenListener> {
@@ -156,6 +166,8 @@ async function openGrpc(options: Opening): Promise<OpenListener> {
     limits,
     lastResort,
     tracer,
+    gate: options.gate,
+    refusals: options.refusals,
     ...(options.quota && {
       quota: {
         streams: options.quota,
@@ -185,6 +197,8 @@ function openHttpFrontEnd(options: Opening): Promise<OpenListener> {
     http.createServer(httpServerOptions(limits.connection), handler),
     settings.http,
     'HTTP',
+    '',
+    options.gate,
   );
 }
 
@@ -205,7 +219,7 @@ function openDebug(options: Opening): Promise<OpenListener> | undefined {
       serverOptions: httpServerOptions(limits.connection),
     },
   );
-  return openHttp(server, settings.debug, 'debug');
+  return openHttp(server, settings.debug, 'debug', '', options.gate);
 }
 
 /**
@@ -213,9 +227,13 @@ function openDebug(options: Opening): Promise<OpenListener> | undefined {
  * line here); if one cannot listen, those already open are closed and the error is thrown.
  */
 export async function createListeners(listenerOptions: ListenerOptions): Promise<Listeners> {
+  const { stats, logger, limits } = listenerOptions;
+  const refusals = new Refusals(stats, logger);
   const options: Opening = {
     ...listenerOptions,
-    lastResort: new LastResort(listenerOptions.stats, listenerOptions.logger),
+    lastResort: new LastResort(stats, logger),
+    gate: new ConnectionGate(limits.connection, refusals.refuse),
+    refusals,
   };
   const opened: OpenListener[] = [];
   const close = async (drainMs: number): Promise<void> => {

@@ -214,7 +214,12 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   GRPC_MAX_BUFFERED_REQUESTS:
     'gRPC requests holding bytes while unfinished (a body or header block in several frames) across all connections; one connection may hold 1/32 of it; past either, the stream is refused `REFUSED_STREAM` (new)',
   HEADER_TIMEOUT: 'time to send the connection preface, headers and body (new)',
-  IDLE_TIMEOUT: 'an idle connection is closed after this long (new)',
+  IDLE_TIMEOUT:
+    'a connection with no call open is closed after this long, HTTP/2 with GOAWAY (as grpc-go `MaxConnectionIdle`) (new)',
+  MAX_CONNECTIONS:
+    'client connections of the gRPC, HTTP and debug listeners together; past it a new one is refused at accept unless its peer holds less than its fair share, which then closes a connection of the peer holding the most (new)',
+  MAX_CONNECTIONS_PER_PEER:
+    'client connections from one peer address; past it a new one is refused at accept (new)',
   // quota (RLQS, docs/rlqs.md)
   RLQS_MAX_BUCKETS_PER_STREAM:
     'buckets one RLQS stream may watch; further ones get no assignment and are counted (new)',

@@ -25,6 +25,10 @@ export const LIMITS = group('', {
   GRPC_MAX_BUFFERED_REQUESTS: int(10_000, 32, 20_000),
   HEADER_TIMEOUT: duration('10s'),
   IDLE_TIMEOUT: duration('5m'),
+  // Client connections of every listener together, and from one peer address; sized from what
+  // an idle connection costs (docs/reliability.md, "Connections").
+  MAX_CONNECTIONS: int(20_000, 1, 1_000_000),
+  MAX_CONNECTIONS_PER_PEER: int(2_000, 1, 1_000_000),
 });
 
 export function limitsSettings(
@@ -60,6 +64,8 @@ export function limitsSettings(
       maxBufferedRequests: l.GRPC_MAX_BUFFERED_REQUESTS,
       headerTimeoutMs: l.HEADER_TIMEOUT,
       idleTimeoutMs: l.IDLE_TIMEOUT,
+      maxConnections: l.MAX_CONNECTIONS,
+      maxConnectionsPerPeer: Math.min(l.MAX_CONNECTIONS_PER_PEER, l.MAX_CONNECTIONS),
     },
   });
 }
@@ -80,4 +86,6 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
   maxBufferedRequests: LIMITS.fields.GRPC_MAX_BUFFERED_REQUESTS.defaultValue,
   headerTimeoutMs: LIMITS.fields.HEADER_TIMEOUT.defaultValue,
   idleTimeoutMs: LIMITS.fields.IDLE_TIMEOUT.defaultValue,
+  maxConnections: LIMITS.fields.MAX_CONNECTIONS.defaultValue,
+  maxConnectionsPerPeer: LIMITS.fields.MAX_CONNECTIONS_PER_PEER.defaultValue,
 });

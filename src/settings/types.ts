@@ -300,6 +300,10 @@ export interface ConnectionLimits {
   readonly headerTimeoutMs: number;
   /** An open connection with nothing in flight for this long is closed. */
   readonly idleTimeoutMs: number;
+  /** Client connections of all listeners together (MAX_CONNECTIONS). */
+  readonly maxConnections: number;
+  /** Client connections from one peer address (MAX_CONNECTIONS_PER_PEER), at most the total. */
+  readonly maxConnectionsPerPeer: number;
 }
 
 export interface LimitsSettings {

@@ -44,6 +44,13 @@ export const STAT = Object.freeze({
   tlsClientSanRefused: 'ratelimit.tls.grpc_server.client_san_refused',
   /** TLS handshakes that failed: a plaintext client, no or an untrusted client certificate. */
   tlsHandshakeError: 'ratelimit.tls.grpc_server.handshake_error',
+  /**
+   * What a bound refused, by reason (`connections_total`, `connections_per_peer`,
+   * `requests_total`, ...: docs/observability.md lists them); logged once per peer a minute.
+   */
+  refused: (reason: string) => `ratelimit.server.refused.${reason}`,
+  /** Connections closed (HTTP/2: GOAWAY) after IDLE_TIMEOUT without a call open. */
+  idleClosed: 'ratelimit.server.idle_closed',
   totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
   responseTime: (method: string) => `ratelimit_server.${method}.response_time`,
 });

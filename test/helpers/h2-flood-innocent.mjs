@@ -1,5 +1,6 @@
 // The innocent client of the flood rig, in a process of its own: one HTTP/2 connection to the
-// gRPC port (`node h2-flood-innocent.mjs PORT BODY_FILE`), kept across measurements. Each line
+// gRPC port (`node h2-flood-innocent.mjs PORT BODY_FILE [LOCAL_ADDRESS]`, from LOCAL_ADDRESS when
+// given: another loopback address is another peer), kept across measurements. Each line
 // `RATE MS` on standard input starts one: calls sent at RATE a second on a fixed schedule
 // whatever the answers do (or, with RATE 0, four at a time, each sent when the last returned),
 // for MS milliseconds; once every call has ended, one JSON line comes back: calls, OK answers,
@@ -9,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import readline from 'node:readline';
 
-const [port, bodyFile] = process.argv.slice(2);
+const [port, bodyFile, localAddress] = process.argv.slice(2);
 const body = readFileSync(bodyFile);
 const PATH = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
 const HEADERS = {
@@ -20,7 +21,10 @@ const HEADERS = {
 };
 const CLOSED_LOOP_CALLS = 4;
 
-const session = http2.connect(`http://127.0.0.1:${port}`);
+const session = http2.connect(
+  `http://127.0.0.1:${port}`,
+  localAddress === undefined ? {} : { localAddress },
+);
 session.on('error', () => undefined);
 
 /** One call; resolves with its milliseconds and whether it was answered OK. */

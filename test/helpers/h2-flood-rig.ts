@@ -151,11 +151,18 @@ export class Innocent {
     this.reader = lines(child);
   }
 
-  static async start(port: number, body: Buffer, cpus: string): Promise<Innocent> {
+  /** `localAddress`: the loopback address it connects from (another peer than the attacker's). */
+  static async start(
+    port: number,
+    body: Buffer,
+    cpus: string,
+    localAddress?: string,
+  ): Promise<Innocent> {
     const dir = mkdtempSync(path.join(tmpdir(), 'rl-innocent-'));
     const bodyFile = path.join(dir, 'body.bin');
     writeFileSync(bodyFile, body);
-    const child = nodeProcess('h2-flood-innocent.mjs', [String(port), bodyFile], cpus, 0);
+    const args = [String(port), bodyFile, ...(localAddress === undefined ? [] : [localAddress])];
+    const child = nodeProcess('h2-flood-innocent.mjs', args, cpus, 0);
     const innocent = new Innocent(child, dir);
     const ready = await nextLine(innocent.reader, 'the innocent client');
     if (ready !== 'ready') throw new Error(`the innocent client said ${ready}`);

@@ -108,6 +108,8 @@ it('shows a refused call in the recent table without a reload', async () => {
   );
   expect(await page.evaluate('window.__sameDocument')).toBe(true);
   await page.locator('#stat-over_limit .value', { hasText: '1' }).waitFor();
+  // The bounds of connections and buffered requests refused nothing here, and say so.
+  await page.locator('#refusals', { hasText: "Refused by the service's bounds: none" }).waitFor();
 });
 
 it('lists the RLQS bucket rules and the Envoy watching a bucket, with its share', async () => {

@@ -32,7 +32,10 @@ import {
 } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { RlqsMethod, STREAM_RATE_LIMIT_QUOTAS, type QuotaStreams } from './rlqs-method';
-import { Sessions } from './sessions';
+import { Sessions, type SessionEvents } from './sessions';
+import type { ConnectionGate } from '../connection-gate';
+import type { Refusals } from '../refusals';
+import { STAT } from '../../stats';
 import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
 import { createNodeHttp2SecureServer, createNodeHttp2Server, serveOnNodeHttp2 } from './node-http2';
@@ -49,6 +52,10 @@ export interface GrpcServerOptions {
   readonly lastResort: LastResort;
   /** Server spans per call; undefined while tracing is off. */
   readonly tracer: RequestTracer | undefined;
+  /** Bounds connections at accept, with the other listeners; undefined: unbounded. */
+  readonly gate?: ConnectionGate;
+  /** Where refusals of the buffer budget are counted and logged; undefined: not counted. */
+  readonly refusals?: Refusals;
   /** The RLQS streams' service and bound; undefined: StreamRateLimitQuotas is not served. */
   readonly quota?: { readonly streams: QuotaStreams; readonly maxStreamsPerConnection: number };
 }
@@ -93,6 +100,7 @@ export class RateLimitGrpcServer {
         this.healthService.endWatchesOf(session);
         this.rlqs?.endStreamsOf(session);
       },
+      this.sessionEvents(),
     );
     const methods = new Map<string, MethodHandler>([
       [
@@ -124,8 +132,20 @@ export class RateLimitGrpcServer {
     }
     // A TLS handshake that fails (plaintext client, no or wrong client certificate) is the
     // client's problem, reported to it by the handshake; nothing here to log per attempt.
-    // A handshake that fails is the client's problem, reported to it by the handshake.
     this.server.on('tlsClientError', ignore);
+    options.gate?.guard(this.server);
+  }
+
+  /** The statistics of the connections' bounds. */
+  private sessionEvents(): SessionEvents {
+    const { stats, refusals } = this.options;
+    const idleClosed = stats.counter(STAT.idleClosed);
+    return {
+      refused: refusals?.refuse ?? ignore,
+      idleClosed: () => {
+        idleClosed.inc();
+      },
+    };
   }
 
   /** What becomes of each connection and call, on either HTTP/2. */

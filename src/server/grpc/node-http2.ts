@@ -152,11 +152,15 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
    * HTTP/2 does; node bounds what it buffers itself by maxSessionMemory.
    */
   useBudget(budget: BufferBudget): void {
-    this.budget = new ConnectionBudget(budget);
+    this.budget = new ConnectionBudget(budget, this.node.socket.remoteAddress ?? 'unix');
   }
 
   holdBytes(bytes: number, requests: number): boolean {
     return this.budget === undefined || this.budget.take(bytes, requests);
+  }
+
+  holdWaiting(requests: number): boolean {
+    return this.budget === undefined || this.budget.takeWaiting(requests);
   }
 
   /** node:http2 reads what a socket read gives it: it has no turn budget to count against. */

@@ -3,7 +3,13 @@
 // unfinished requests on all of them share one buffer budget (GRPC_MAX_BUFFERED_BYTES and
 // GRPC_MAX_BUFFERED_REQUESTS), a thirty-second of it per connection.
 import { ignore } from '../../lib/ignore';
-import { BufferBudget, type H2Connection, type H2Session, type H2Stream } from '../h2';
+import {
+  BufferBudget,
+  type BudgetRefusal,
+  type H2Connection,
+  type H2Session,
+  type H2Stream,
+} from '../h2';
 import type net from 'node:net';
 import { MAX_TIMER_MS } from './timeout-queue';
 
@@ -39,6 +45,16 @@ interface Tracked {
   idleTimer: NodeJS.Timeout | undefined;
 }
 
+/** Told of what the connections' bounds do, for the statistics. */
+export interface SessionEvents {
+  /** The buffer budget refused a stream, of the connection of `peer`. */
+  readonly refused: (reason: BudgetRefusal, peer: string) => void;
+  /** A connection went IDLE_TIMEOUT without a call and got its GOAWAY. */
+  readonly idleClosed: () => void;
+}
+
+const NO_EVENTS: SessionEvents = { refused: () => undefined, idleClosed: () => undefined };
+
 /** Every open connection of one server. */
 export class Sessions {
   private readonly open = new Map<H2Connection, Tracked>();
@@ -51,12 +67,14 @@ export class Sessions {
   constructor(
     private readonly times: SessionTimes,
     private readonly onClosing: (session: H2Session) => void,
+    private readonly events: SessionEvents = NO_EVENTS,
   ) {
     this.budget = new BufferBudget(
       times.maxBufferedBytes,
       times.maxBufferedRequests,
       times.leastConnectionBytes,
     );
+    this.budget.onRefused = events.refused;
   }
 
   /** The server's 'session' listener. */
@@ -117,9 +135,12 @@ export class Sessions {
       // Busy now: the last call to close arms it again.
       if (tracked.streams > 0 || session.closed || session.destroyed) return;
       const left = tracked.idleSinceMs + this.times.idleTimeoutMs - performance.now();
-      // A GOAWAY: the client opens a new connection for its next call.
-      if (left <= 0) session.close();
-      else this.armIdle(session, tracked, left);
+      // A GOAWAY, as grpc-go's MaxConnectionIdle drains: the client opens a new connection for
+      // its next call, and the socket ends once the final GOAWAY is out.
+      if (left <= 0) {
+        this.events.idleClosed();
+        session.close();
+      } else this.armIdle(session, tracked, left);
     });
   }
 

@@ -10,6 +10,13 @@ const INITIAL_SLOTS = 64;
  * so that a queue whose load hovers around a size does not grow and shrink over and over.
  */
 const KEPT_SLOTS = 4096;
+/**
+ * Entries expired in one turn of the event loop at most; the rest wait for the next turn, after
+ * the I/O that came meanwhile. Expiring one answers or resets a stream (some tens of µs), so
+ * 150,000 waits falling due together once held the loop for seconds; a slice of this many is
+ * about what a turn's 64 KiB of frames costs to read (h2/session.ts).
+ */
+export const EXPIRIES_PER_TURN = 128;
 
 /**
  * What a queue holds: the caller's own object (a call's state), so that queueing allocates
@@ -39,6 +46,11 @@ export class TimeoutQueue<W extends Waiting> {
   /** Slots in use from `head` on, emptied ones behind a waiting entry included. */
   private count = 0;
   private timer: NodeJS.Timeout | undefined;
+  private readonly fireNextSlice = (): void => {
+    this.fire();
+  };
+  /** Set while expiries past a turn's slice wait for the next turn. */
+  private nextSlice: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly waitMs: number,
@@ -55,7 +67,8 @@ export class TimeoutQueue<W extends Waiting> {
     entry.queuedAt = at;
     this.slots[at] = entry;
     this.count += 1;
-    this.timer ??= this.arm(this.waitMs);
+    if (this.timer === undefined && this.nextSlice === undefined)
+      this.timer = this.arm(this.waitMs);
     return true;
   }
 
@@ -79,6 +92,8 @@ export class TimeoutQueue<W extends Waiting> {
     this.count = 0;
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearImmediate(this.nextSlice);
+    this.nextSlice = undefined;
   }
 
   private dropEmptyHead(): void {
@@ -118,9 +133,12 @@ export class TimeoutQueue<W extends Waiting> {
     return timer;
   }
 
+  /** Expires what is due, EXPIRIES_PER_TURN at most; what is left waits for the next turn. */
   private fire(): void {
     this.timer = undefined;
+    this.nextSlice = undefined;
     const now = performance.now();
+    let left = EXPIRIES_PER_TURN;
     while (this.count > 0) {
       const entry = this.slots[this.head];
       if (entry === undefined) {
@@ -131,6 +149,12 @@ export class TimeoutQueue<W extends Waiting> {
         this.timer = this.arm(entry.dueMs - now);
         return;
       }
+      if (left === 0) {
+        this.nextSlice = setImmediate(this.fireNextSlice);
+        this.nextSlice.unref();
+        return;
+      }
+      left -= 1;
       this.remove(entry);
       this.onExpire(entry);
     }

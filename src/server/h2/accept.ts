@@ -30,6 +30,8 @@ export function acceptH2(
     handlers.stream(stream, headers);
   };
   listener.on(isSecure ? 'secureConnection' : 'connection', (socket: net.Socket) => {
+    // Refused at accept (the connection gate) or gone already.
+    if (socket.destroyed) return;
     if (isSecure && (!(socket instanceof TLSSocket) || socket.alpnProtocol !== 'h2')) {
       socket.destroy();
       return;

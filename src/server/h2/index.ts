@@ -5,6 +5,6 @@ export type { H2Headers } from './hpack';
 export type { OutgoingHeaders } from './hpack-encoder';
 export { H2Session, type H2SessionOptions } from './session';
 export { H2Stream, type H2Connection, type RespondOptions } from './stream';
-export { BufferBudget, ConnectionBudget } from './buffer-budget';
+export { BufferBudget, ConnectionBudget, type BudgetRefusal } from './buffer-budget';
 export { HeldBytes } from './held-bytes';
-export { checkSharedReads, type SharedReadsCheck } from './shared-reads';
+export { checkSharedReads, movedTo, type SharedReadsCheck } from './shared-reads';

@@ -86,7 +86,10 @@ export class ReceiveSide {
     const credit = isEnd ? 0 : stream.incoming.creditDue(STREAM_CREDIT_BYTES);
     if (credit > 0) this.output.frameOfWords(FrameType.WINDOW_UPDATE, stream.id, credit);
     // What the stream's reader keeps of the body it counts itself (H2Stream.keepOnly).
-    if (data.length > 0) stream.emit('data', data, isEnd);
+    if (data.length > 0) {
+      stream.emit('data', data, isEnd);
+      stream.bodyBegan();
+    }
     if (isEnd && !stream.closed) this.streams.remoteEnded(stream);
   }
 

@@ -90,7 +90,7 @@ export class H2Session extends EventEmitter {
   ) {
     super();
     this.output = new Output(socket);
-    this.budget = new ConnectionBudget(options.budget ?? processBudget);
+    this.budget = new ConnectionBudget(options.budget ?? processBudget, this.peer);
     const { maxConcurrentStreams, maxHeaderListBytes } = options;
     this.streams = new StreamTable(
       this,
@@ -138,7 +138,13 @@ export class H2Session extends EventEmitter {
 
   /** Counts this connection's unfinished requests against `budget`; before any frame is read. */
   useBudget(budget: BufferBudget): void {
-    this.budget = new ConnectionBudget(budget);
+    this.budget.giveAll();
+    this.budget = new ConnectionBudget(budget, this.peer);
+  }
+
+  /** The client's address, its peer in the buffer budget's fair share rule. */
+  get peer(): string {
+    return this.socket.remoteAddress ?? 'unix';
   }
 
   /** The send side, for the streams (H2Connection). */
@@ -149,6 +155,7 @@ export class H2Session extends EventEmitter {
     this.send.sendData(stream, data, ending);
   };
   holdBytes = (bytes: number, requests: number): boolean => this.budget.take(bytes, requests);
+  holdWaiting = (requests: number): boolean => this.budget.takeWaiting(requests);
   chargeWork = (bytes: number): void => {
     this.reader.charge(bytes);
   };
@@ -239,6 +246,8 @@ export class H2Session extends EventEmitter {
     } finally {
       this.isReading = false;
     }
+    // Streams whose body did not begin in what was read count as requests held from now on.
+    this.streams.holdHeaderOnly();
     this.flush();
     if (this.reader.isHeld) this.yieldTurn();
   }

@@ -56,6 +56,17 @@ let isMoveAllowed = true;
  * undefined, leaving `accepted` untouched, where this Node's sockets cannot be moved or the
  * start-up check turned moving off.
  */
+/** Accepted sockets moved, to the socket that reads for them now. */
+const moves = new WeakMap<net.Socket, net.Socket>();
+
+/**
+ * The socket `accepted` was moved to, if it was: the accepted one closes at once, and whoever
+ * counts open connections (the connection gate) follows the new one instead.
+ */
+export function movedTo(accepted: net.Socket): net.Socket | undefined {
+  return moves.get(accepted);
+}
+
 export function readIntoShared(
   accepted: net.Socket,
   sink: () => ReadSink | undefined,
@@ -87,6 +98,7 @@ function move(accepted: net.Socket, sink: () => ReadSink | undefined): net.Socke
   } as net.SocketConstructorOpts;
   const socket = new net.Socket(options);
   (socket as unknown as AcceptedInternals)._server = server;
+  moves.set(accepted, socket);
   accepted.destroy();
   return socket;
 }

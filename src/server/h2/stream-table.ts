@@ -36,6 +36,8 @@ export class StreamTable {
   private readonly open = new Map<number, H2Stream>();
   private readonly recent = new ClosedStreams();
   private finished: H2Stream[] = [];
+  /** Streams opened by the frames being read whose body was still to come. */
+  private opening: H2Stream[] = [];
 
   constructor(
     private readonly owner: TableOwner,
@@ -113,7 +115,20 @@ export class StreamTable {
       return;
     }
     this.onStream(stream, block.headers);
-    if (isEnd && !stream.closed) stream.emit('end');
+    if (!isEnd) this.opening.push(stream);
+    else if (!stream.closed) stream.emit('end');
+  }
+
+  /**
+   * The end of a read: the streams it opened whose body has not begun count as requests held
+   * in the buffer budget (refused REFUSED_STREAM past it) until it does. A request whose body
+   * came in the same read, as Envoy sends them, counts nothing.
+   */
+  holdHeaderOnly(): void {
+    if (this.opening.length === 0) return;
+    const opening = this.opening;
+    this.opening = [];
+    for (const stream of opening) stream.holdUntilBody();
   }
 
   /** HEADERS on a stream id already used: allowed only on a stream this side reset. */
@@ -170,6 +185,7 @@ export class StreamTable {
       this.fail(stream, ErrorCode.PROTOCOL_ERROR);
       return;
     }
+    stream.bodyBegan();
     stream.emit('end');
   }
 

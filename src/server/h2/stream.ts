@@ -30,6 +30,12 @@ export interface H2Connection {
    */
   holdBytes(bytes: number, requests: number): boolean;
   /**
+   * Counts `requests` more (fewer, when negative) streams whose body has not begun against the
+   * buffer budget's totals, under its fair share rule but not the connection's own share; false,
+   * counting nothing, when they do not fit. Giving back always succeeds.
+   */
+  holdWaiting(requests: number): boolean;
+  /**
    * Work a stream's handler did beyond reading its frames (a quota report's usages), counted as
    * that many bytes of frames against the connection's turn budget: past it, the connection's
    * next frames wait for a later turn.
@@ -59,6 +65,8 @@ export class H2Stream extends EventEmitter {
   private isTrailersSent = false;
   /** What the stream's reader keeps of the body, counted against the buffer budget. */
   private heldBytes = 0;
+  /** Counted as a request held while its body has not begun (holdUntilBody). */
+  private isAwaitingBody = false;
 
   constructor(
     readonly id: number,
@@ -101,8 +109,11 @@ export class H2Stream extends EventEmitter {
    * was not processed) and closes, and the reader lets its bytes go.
    */
   keepOnly(bytes: number): boolean {
+    if (this.isClosed) return false;
+    // The reader keeps what it needs of a body that has begun: it counts from now on.
+    this.bodyBegan();
     const held = this.heldBytes;
-    if (bytes === held || this.isClosed) return !this.isClosed;
+    if (bytes === held) return true;
     const requests = (bytes > 0 ? 1 : 0) - (held > 0 ? 1 : 0);
     if (!this.session.holdBytes(bytes - held, requests)) {
       this.close(ErrorCode.REFUSED_STREAM);
@@ -112,10 +123,34 @@ export class H2Stream extends EventEmitter {
     return true;
   }
 
+  /**
+   * The read that opened the stream ended before its body began: from now on it holds a
+   * request of the buffer budget (what a stream and its call's state cost, with no byte
+   * kept), until its body begins or it closes. Past the budget the stream is refused with
+   * REFUSED_STREAM, unprocessed.
+   */
+  holdUntilBody(): void {
+    if (this.isClosed || this.isAwaitingBody || this.heldBytes > 0) return;
+    if (this.incoming.remoteEnded || this.incoming.bodyBytes > 0) return;
+    if (!this.session.holdWaiting(1)) {
+      this.close(ErrorCode.REFUSED_STREAM);
+      return;
+    }
+    this.isAwaitingBody = true;
+  }
+
+  /** Body bytes (or its end) arrived: the reader counts what it keeps from now on. */
+  bodyBegan(): void {
+    if (!this.isAwaitingBody) return;
+    this.isAwaitingBody = false;
+    this.session.holdWaiting(-1);
+  }
+
   /** The stream table's call when the stream is done: its queued DATA is dropped. */
   markClosed(): void {
     this.isClosed = true;
     this.outgoing.drop();
+    this.bodyBegan();
     const held = this.heldBytes;
     if (held > 0) {
       this.heldBytes = 0;

@@ -1,5 +1,9 @@
 // One timer for many waits of one length: each expires once, in order, unless removed first.
-import { TimeoutQueue, type Waiting } from '../../../src/server/grpc/timeout-queue';
+import {
+  EXPIRIES_PER_TURN,
+  TimeoutQueue,
+  type Waiting,
+} from '../../../src/server/grpc/timeout-queue';
 
 interface Entry extends Waiting {
   readonly name: string;
@@ -82,6 +86,8 @@ describe('TimeoutQueue', () => {
     // Slots of entries moved by a growth are found again.
     for (const e of later.slice(0, 1000)) queue.remove(e);
     jest.advanceTimersByTime(100);
+    // The rest expire a slice a turn.
+    for (let turn = 0; turn < 100 && !queue.isEmpty; turn++) jest.advanceTimersToNextTimer();
     expect(expired).toEqual(['slow', ...later.slice(1000).map((e) => e.name)]);
     expect(queue.isEmpty).toBe(true);
     // Emptied, it works on as before.
@@ -120,5 +126,41 @@ describe('TimeoutQueue', () => {
     const never = entry('never');
     expect(queueOf(2 ** 31).queue.add(never)).toBe(false);
     expect(never.queuedAt).toBe(-1);
+  });
+
+  it('expires waits falling due together in slices of a turn each, in order, none lost', () => {
+    // 150,000 header-only calls expiring in one timer callback once held the event loop for
+    // hundreds of ms: each turn now expires EXPIRIES_PER_TURN at most, the rest next turn.
+    const { queue, expired } = queueOf(100);
+    const total = 10 * EXPIRIES_PER_TURN + 5;
+    for (let i = 0; i < total; i++) queue.add(entry(String(i)));
+    jest.advanceTimersByTime(100);
+    expect(expired.length).toBe(EXPIRIES_PER_TURN);
+    let turns = 1;
+    while (expired.length < total && turns < 100) {
+      const before = expired.length;
+      // One turn: the next pending callback alone (the slice's setImmediate).
+      jest.advanceTimersToNextTimer();
+      turns += 1;
+      expect(expired.length - before).toBeLessThanOrEqual(EXPIRIES_PER_TURN);
+      expect(expired.length - before).toBeGreaterThan(0);
+    }
+    expect(turns).toBe(11);
+    expect(expired).toEqual(Array.from({ length: total }, (_, i) => String(i)));
+    // A wait added while slices ran is not expired before its own time.
+    queue.add(entry('late'));
+    jest.advanceTimersByTime(99);
+    expect(expired.length).toBe(total);
+    jest.advanceTimersByTime(1);
+    expect(expired.at(-1)).toBe('late');
+  });
+
+  it('drops the slices left on clear()', () => {
+    const { queue, expired } = queueOf(100);
+    for (let i = 0; i < 3 * EXPIRIES_PER_TURN; i++) queue.add(entry(String(i)));
+    jest.advanceTimersByTime(100);
+    queue.clear();
+    jest.runAllTimers();
+    expect(expired.length).toBe(EXPIRIES_PER_TURN);
   });
 });

@@ -725,6 +725,8 @@ describe('the limits section', () => {
         maxBufferedRequests: 10_000,
         headerTimeoutMs: 10_000,
         idleTimeoutMs: 300_000,
+        maxConnections: 20_000,
+        maxConnectionsPerPeer: 2_000,
       },
     });
   });

@@ -260,3 +260,37 @@ describe('unfinished requests: counted by what their readers keep', () => {
     await eventually(() => budget.heldRequests === 0, { what: 'the budget to be given back' });
   });
 });
+
+describe('streams whose body has not begun: counted as requests held', () => {
+  it('hold a request each from the end of the read that opened them until the body begins or they close', async () => {
+    const budget = new BufferBudget(1024 * 1024, 64);
+    const { port } = await serve(1000, budget);
+    const client = open(port);
+    // Forty streams with HEADERS and nothing after, in one read.
+    const headers = Array.from({ length: 40 }, (_, i) =>
+      frame(T.HEADERS, END_HEADERS, 1 + 2 * i, request('/')),
+    );
+    client.send(...headers);
+    await client.roundTrip();
+    // Past half the total (32), the one peer holding them is past its share: the rest refused.
+    expect(budget.heldRequests).toBe(32);
+    const refused = client.frames.filter((f) => f.type === T.RST_STREAM);
+    expect(refused.map((f) => f.stream)).toEqual(
+      Array.from({ length: 8 }, (_, i) => 1 + 2 * (32 + i)),
+    );
+    expect(refused.every((f) => f.payload.readUInt32BE(0) === 0x7)).toBe(true);
+    // A body that begins (kept or not by the reader) lets its request go; so does a reset.
+    client.send(frame(T.DATA, 0, 1, Buffer.from('x')), frame(T.RST_STREAM, 0, 3, words(0x8)));
+    await client.roundTrip();
+    expect(budget.heldRequests).toBe(30);
+    // HEADERS and the whole body in one read never count.
+    client.send(
+      frame(T.HEADERS, END_HEADERS, 101, request('/')),
+      frame(T.DATA, END_STREAM, 101, Buffer.from('y')),
+    );
+    expect((await client.answered(101)).type).toBe(T.HEADERS);
+    expect(budget.heldRequests).toBe(30);
+    client.destroy();
+    await eventually(() => budget.heldRequests === 0, { what: 'the budget to be given back' });
+  });
+});
