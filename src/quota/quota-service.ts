@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { Bucket, RESTART_HOLD_MS, type RemoteClaim } from './bucket';
-import { QuotaCaps, type QuotaCapLimits } from './caps';
+import { QuotaCaps, type CapRefusal, type QuotaCapLimits } from './caps';
 import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
@@ -19,12 +19,19 @@ import type { RefusedUsage } from './validate';
 export interface QuotaLimits extends QuotaCapLimits {
   /** Buckets one stream may watch; further ones get no assignment and are counted. */
   readonly maxBucketsPerStream: number;
+  /** A bucket id's bytes on the wire (the transport's bound: it refuses longer ids undecoded). */
+  readonly maxBucketIdBytes: number;
   /** Streams one connection may hold (the transport's bound, kept with the others). */
   readonly maxStreamsPerConnection: number;
   /** How often silent Envoys expire, assignments are refreshed and demand is exchanged. */
   readonly tickMs: number;
   /** How long other replicas' demand is trusted without a successful exchange. */
   readonly shareTtlMs: number;
+}
+
+/** A peer's address without its port: one Envoy, however many connections it opens. */
+function addressOf(peer: string): string {
+  return /^(.*):\d+$/.exec(peer)?.[1] ?? peer;
 }
 
 export interface QuotaServiceOptions {
@@ -112,21 +119,34 @@ export class QuotaService implements StreamHost {
     this.timer.unref();
   }
 
-  /** A new stream over `sink`; refused (ended UNAVAILABLE) once the service is closed. */
+  /**
+   * A new stream over `sink` from `peer` (address:port); refused (ended UNAVAILABLE) once the
+   * service is closed, and RESOURCE_EXHAUSTED when RLQS_MAX_STREAMS refuses its peer one more.
+   */
   openStream(sink: QuotaStreamSink, peer: string): QuotaStream {
     const id = `${this.options.share.replicaId}/${this.nextStreamId++}`;
     const stream = new QuotaStream(id, peer, sink, this);
-    const refusal = this.caps.refuseStream(this.streams.size);
     this.streams.add(stream);
     this.options.stats?.streamsOpen.set(this.streams.size);
-    if (this.isClosed) stream.end('UNAVAILABLE', 'the server is shutting down');
-    else if (refusal !== undefined) this.refuse(stream, refusal);
+    if (this.isClosed) {
+      stream.end('UNAVAILABLE', 'the server is shutting down');
+      return stream;
+    }
+    const hold = this.caps.peer(addressOf(peer));
+    const refusal = this.caps.openStream(hold);
+    if (refusal === undefined) stream.hold = hold;
+    else this.refuse(stream, refusal);
     return stream;
   }
 
-  /** Watches held by all streams, and of those the ones of buckets without a rule. */
-  get watchCounts(): { readonly watches: number; readonly withoutRule: number } {
-    return { watches: this.caps.watches, withoutRule: this.caps.watchesWithoutRule };
+  /** Watches of ruled buckets held by all streams, those of buckets without a rule, peers. */
+  get watchCounts(): {
+    readonly watches: number;
+    readonly withoutRule: number;
+    readonly peers: number;
+  } {
+    const { caps } = this;
+    return { watches: caps.watches, withoutRule: caps.watchesWithoutRule, peers: caps.peerCount };
   }
 
   /**
@@ -144,7 +164,7 @@ export class QuotaService implements StreamHost {
       (bucket) => this.rematch(bucket, rules),
       (isDone) => {
         this.flushDirty();
-        if (isDone) this.caps.recount(this.buckets.values());
+        if (isDone) this.caps.recount(this.streams);
       },
     );
   }
@@ -182,12 +202,13 @@ export class QuotaService implements StreamHost {
       const key = this.keyOf(domain, usage.bucket);
       let bucket = stream.buckets.get(key);
       if (bucket === undefined) {
-        if (stream.buckets.size >= this.options.limits.maxBucketsPerStream) {
-          domainStats?.bucketsRefused.inc();
+        const watched = this.watch(stream, key, domain, usage.bucket);
+        if (!(watched instanceof Bucket)) {
+          if (watched.cap === 'max_buckets_per_stream') domainStats?.bucketsRefused.inc();
+          this.refusals.capped(stream, watched, 1);
           continue;
         }
-        bucket = this.watch(stream, key, domain, usage.bucket);
-        if (bucket === undefined) return;
+        bucket = watched;
       }
       const isWatch = bucket.report(stream, usage, nowMs, this.holdUntilMs);
       domainStats?.reports.inc();
@@ -201,36 +222,47 @@ export class QuotaService implements StreamHost {
   }
 
   /**
-   * The stream's new watch of a bucket, or undefined when a process-wide bound refuses it: the
-   * stream is then ended RESOURCE_EXHAUSTED.
+   * The stream's new watch of a bucket, or what refuses it: the usage alone is then left out,
+   * and the stream goes on with the others of its report.
    */
   private watch(
     stream: QuotaStream,
     key: string,
     domain: string,
     pairs: BucketPairs,
-  ): Bucket<QuotaStream> | undefined {
+  ): Bucket<QuotaStream> | CapRefusal {
+    const max = this.options.limits.maxBucketsPerStream;
+    if (stream.buckets.size >= max)
+      return {
+        cap: 'max_buckets_per_stream',
+        message: `this stream watches ${max} buckets, its limit (RLQS_MAX_BUCKETS_PER_STREAM)`,
+      };
     const existing = this.buckets.get(key);
     const rule = existing === undefined ? this.rules.match(domain, pairs) : existing.rule;
-    const refusal = this.caps.refuseWatch(rule !== undefined);
-    if (refusal !== undefined) {
-      this.refuse(stream, refusal);
-      return undefined;
-    }
+    const hold = stream.hold;
+    if (hold === undefined) throw new Error('a stream not admitted reported');
+    const refusal = this.caps.refuseWatch(hold, rule !== undefined);
+    if (refusal !== undefined) return refusal;
     let bucket = existing;
     if (bucket === undefined) {
       bucket = new Bucket<QuotaStream>(key, domain, pairs, rule);
       this.buckets.set(key, bucket);
     }
     stream.buckets.set(key, bucket);
-    this.caps.watched(1, rule !== undefined);
+    this.caps.watched(hold, 1, rule !== undefined);
     return bucket;
   }
 
-  /** Ends a stream a bound refuses, with the bound's message, and logs it. */
-  private refuse(stream: QuotaStream, reason: string): void {
-    this.caps.noteRefused(reason, stream.peer);
-    stream.end('RESOURCE_EXHAUSTED', reason);
+  /** Refuses a new stream RLQS_MAX_STREAMS does not admit, with the bound's message; logs it. */
+  private refuse(stream: QuotaStream, refusal: CapRefusal): void {
+    this.options.stats?.refused[refusal.cap].inc();
+    this.caps.noteRefused(refusal, stream.peer);
+    stream.end('RESOURCE_EXHAUSTED', refusal.message);
+  }
+
+  /** A stream's watch given up. */
+  private unwatched(stream: QuotaStream, change: number, hasRule: boolean): void {
+    if (stream.hold !== undefined) this.caps.watched(stream.hold, change, hasRule);
   }
 
   markDirty(stream: QuotaStream): void {
@@ -242,9 +274,10 @@ export class QuotaService implements StreamHost {
     this.dirty.delete(stream);
     this.options.stats?.streamsOpen.set(this.streams.size);
     if (stream.domain !== undefined) this.countStreamOfDomain(stream.domain, -1);
+    if (stream.hold !== undefined) this.caps.closeStream(stream.hold);
     for (const bucket of stream.buckets.values()) {
       bucket.watchers.delete(stream);
-      this.caps.watched(-1, bucket.rule !== undefined);
+      this.unwatched(stream, -1, bucket.rule !== undefined);
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
       else this.recompute.changed(bucket, true);
     }
@@ -265,6 +298,20 @@ export class QuotaService implements StreamHost {
     this.refusals.note(stream, reason, usages);
   }
 
+  takeIdBytes(stream: QuotaStream, bytes: number): boolean {
+    const hold = stream.hold;
+    if (hold === undefined) return false;
+    if (this.caps.takeIdBytes(hold, bytes)) return true;
+    const max = this.options.limits.maxBucketIdBytesTotal;
+    const message = `the streams' bucket id caches hold ${this.caps.idBytes} of ${max} bytes and this peer's ${hold.idBytes}, past its share (RLQS_MAX_BUCKET_ID_BYTES_TOTAL): the id is decoded at each report, not kept`;
+    this.refusals.capped(stream, { cap: 'max_bucket_id_bytes_total', message }, 1);
+    return false;
+  }
+
+  giveIdBytes(stream: QuotaStream, bytes: number): void {
+    if (stream.hold !== undefined) this.caps.giveIdBytes(stream.hold, bytes);
+  }
+
   /**
    * Expires Envoys silent past their assignment's TTL (abandon, share freed), refreshes
    * assignments past a third of their TTL, retries sends the peer was not ready for, and exchanges
@@ -275,7 +322,7 @@ export class QuotaService implements StreamHost {
     for (const bucket of [...this.buckets.values()]) {
       for (const watcher of bucket.expire(nowMs)) {
         watcher.stream.abandon(bucket);
-        this.caps.watched(-1, bucket.rule !== undefined);
+        this.unwatched(watcher.stream, -1, bucket.rule !== undefined);
         if (bucket.rule !== undefined) this.options.stats?.rule(bucket.rule)?.abandoned.inc();
       }
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
@@ -311,8 +358,8 @@ export class QuotaService implements StreamHost {
   }
 
   private abandonAll(bucket: Bucket<QuotaStream>, rule: QuotaRule): void {
-    this.caps.watched(-bucket.watchers.size, true);
     for (const watcher of bucket.watchers.values()) {
+      this.unwatched(watcher.stream, -1, true);
       watcher.stream.abandon(bucket);
       this.options.stats?.rule(rule)?.abandoned.inc();
     }

@@ -50,7 +50,11 @@ export interface GrpcServerOptions {
   /** Server spans per call; undefined while tracing is off. */
   readonly tracer: RequestTracer | undefined;
   /** The RLQS streams' service and bound; undefined: StreamRateLimitQuotas is not served. */
-  readonly quota?: { readonly streams: QuotaStreams; readonly maxStreamsPerConnection: number };
+  readonly quota?: {
+    readonly streams: QuotaStreams;
+    readonly maxStreamsPerConnection: number;
+    readonly maxBucketIdBytes: number;
+  };
 }
 
 /** The listen address as logs and errors name it. */
