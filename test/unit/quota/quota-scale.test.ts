@@ -5,6 +5,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Bucket, type QuotaStream } from '../../../src/quota';
 import { INLINE_CLAIMS } from '../../../src/quota/recompute';
+import { silentLogger } from '../../../src/lib/logger';
 import { harness, RecordingSink, reports, ruleSet } from './quota-fakes';
 
 const RULES = ruleSet('edge', [
@@ -121,6 +122,30 @@ test('a reload that gives a bucket a rule counts its watches again', async () =>
   h.service.setRules(ruleSet('edge', [{ bucket: { name: 'web' }, blanket_rule: 'deny_all' }]));
   await nextTurn();
   expect(h.service.watchCounts).toEqual({ watches: 2, withoutRule: 0, peers: 1 });
+});
+
+test('an id past RLQS_MAX_BUCKET_ID_BYTES is refused alone, counted, logged once per stream naming the setting', () => {
+  const lines: unknown[] = [];
+  const logger = {
+    ...silentLogger,
+    info: (message: string, fields?: unknown) => lines.push([message, fields]),
+  };
+  const h = harness(RULES, { logger });
+  const a = open(h);
+  const oversized = { oversizedBucketId: { bytes: 61_500, max: 1024 } };
+  for (let tick = 0; tick < 3; tick++)
+    a.stream.receive({
+      domain: 'edge',
+      bucketQuotaUsages: [
+        oversized,
+        ...(reports('edge', [{ bucket: API, elapsedMs: 0 }]).bucketQuotaUsages ?? []),
+      ],
+    });
+  expect(a.sink.ended).toBeUndefined();
+  expect(a.sink.held(API)).toBe(100);
+  expect(h.stats.counter('ratelimit.rlqs.refused.max_bucket_id_bytes').value).toBe(3);
+  expect(lines).toHaveLength(1);
+  expect(JSON.stringify(lines[0])).toContain('past RLQS_MAX_BUCKET_ID_BYTES (1024)');
 });
 
 test('a crowded bucket is shared out once a turn for watches, and at the tick for demand', async () => {
