@@ -5,6 +5,8 @@ import type { Logger } from '../lib/logger';
 
 /** The process-wide bounds (settings RLQS_MAX_STREAMS, RLQS_MAX_BUCKETS ...). */
 export interface QuotaCapLimits {
+  /** Buckets one stream may watch; further ones get no assignment and are counted. */
+  readonly maxBucketsPerStream: number;
   readonly maxStreams: number;
   readonly maxBuckets: number;
   readonly maxBucketsWithoutRule: number;
@@ -36,6 +38,11 @@ export const QUOTA_CAPS: readonly QuotaCap[] = [
 /** The setting a cap is, as operators write it. */
 export function capSetting(cap: QuotaCap): string {
   return `RLQS_${cap.toUpperCase()}`;
+}
+
+/** A peer's address without its port: one Envoy, however many connections it opens. */
+export function peerAddress(peer: string): string {
+  return /^(.*):\d+$/.exec(peer)?.[1] ?? peer;
 }
 
 /** Something a bound refused: which, and the message for the log (or the stream's status). */
@@ -76,6 +83,12 @@ export function admitsFairly(total: number, held: number, amount: number, max: n
   return held + amount <= Math.max(1, Math.floor(max / PEER_SHARE));
 }
 
+export interface WatchCounts {
+  readonly watches: number;
+  readonly withoutRule: number;
+  readonly peers: number;
+}
+
 /** Refusals are logged at most once in this long per bound, with how many were not. */
 const LOG_EVERY_MS = 10_000;
 
@@ -112,13 +125,14 @@ export class QuotaCaps {
     return hold;
   }
 
-  /** Peers holding something now. */
-  get peerCount(): number {
-    return this.peers.size;
+  /** Watches of ruled buckets, watches of the others, and peers holding something. */
+  get counts(): WatchCounts {
+    return { watches: this.watches, withoutRule: this.watchesWithoutRule, peers: this.peers.size };
   }
 
-  /** Why one more stream of `hold` is refused, or undefined when it is taken (counted). */
-  openStream(hold: PeerHold): CapRefusal | undefined {
+  /** The holding of `peer` (address:port) with one more stream, or why it is refused. */
+  openStream(peer: string): PeerHold | CapRefusal {
+    const hold = this.peer(peerAddress(peer));
     const max = this.limits.maxStreams;
     if (!admitsFairly(this.streams, hold.streams, 1, max)) {
       this.drop(hold);
@@ -130,7 +144,7 @@ export class QuotaCaps {
     }
     this.streams += 1;
     hold.streams += 1;
-    return undefined;
+    return hold;
   }
 
   closeStream(hold: PeerHold): void {
@@ -144,8 +158,19 @@ export class QuotaCaps {
    * are not shared: refusing one costs its Envoy nothing (with or without it, no assignment
    * comes and no_assignment_behavior applies), so they are only kept to a small number.
    */
-  refuseWatch(hold: PeerHold, hasRule: boolean): CapRefusal | undefined {
-    const { maxBuckets, maxBucketsWithoutRule } = this.limits;
+  refuseWatch(
+    hold: PeerHold | undefined,
+    hasRule: boolean,
+    streamWatches: number,
+  ): CapRefusal | undefined {
+    const { maxBuckets, maxBucketsWithoutRule, maxBucketsPerStream } = this.limits;
+    // A stream not admitted is ended at once and reads nothing: this only keeps the types true.
+    if (hold === undefined) return { cap: 'max_streams', message: 'the stream was not admitted' };
+    if (streamWatches >= maxBucketsPerStream)
+      return {
+        cap: 'max_buckets_per_stream',
+        message: `this stream watches ${maxBucketsPerStream} buckets, its limit (RLQS_MAX_BUCKETS_PER_STREAM)`,
+      };
     if (!hasRule)
       return this.watchesWithoutRule < maxBucketsWithoutRule
         ? undefined
@@ -160,8 +185,9 @@ export class QuotaCaps {
     };
   }
 
-  /** A watch taken (+1) or given up (-1). */
-  watched(hold: PeerHold, change: number, hasRule: boolean): void {
+  /** A watch taken (+1) or given up (-1); a stream not admitted holds none. */
+  watched(hold: PeerHold | undefined, change: number, hasRule: boolean): void {
+    if (hold === undefined) return;
     if (!hasRule) {
       this.watchesWithoutRule = Math.max(0, this.watchesWithoutRule + change);
       return;
@@ -171,16 +197,22 @@ export class QuotaCaps {
     if (change < 0) this.drop(hold);
   }
 
-  /** Takes `bytes` of a bucket id cache for `hold`; false, taking nothing, past the bound. */
-  takeIdBytes(hold: PeerHold, bytes: number): boolean {
-    if (!admitsFairly(this.idBytes, hold.idBytes, bytes, this.limits.maxBucketIdBytesTotal))
-      return false;
-    this.idBytes += bytes;
-    hold.idBytes += bytes;
-    return true;
+  /** Takes `bytes` of a bucket id cache for `hold`; or, taking nothing, why not. */
+  takeIdBytes(hold: PeerHold, bytes: number): CapRefusal | undefined {
+    const max = this.limits.maxBucketIdBytesTotal;
+    if (admitsFairly(this.idBytes, hold.idBytes, bytes, max)) {
+      this.idBytes += bytes;
+      hold.idBytes += bytes;
+      return undefined;
+    }
+    return {
+      cap: 'max_bucket_id_bytes_total',
+      message: `the streams' bucket id caches hold ${this.idBytes} of ${max} bytes and this peer's ${hold.idBytes}, past its share (RLQS_MAX_BUCKET_ID_BYTES_TOTAL): the id is decoded at each report, not kept`,
+    };
   }
 
-  giveIdBytes(hold: PeerHold, bytes: number): void {
+  giveIdBytes(hold: PeerHold | undefined, bytes: number): void {
+    if (hold === undefined) return;
     this.idBytes = Math.max(0, this.idBytes - bytes);
     hold.idBytes = Math.max(0, hold.idBytes - bytes);
     this.drop(hold);

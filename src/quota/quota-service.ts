@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { Bucket, RESTART_HOLD_MS, type RemoteClaim } from './bucket';
-import { QuotaCaps, type CapRefusal, type QuotaCapLimits } from './caps';
+import { QuotaCaps, type CapRefusal, type QuotaCapLimits, type WatchCounts } from './caps';
 import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
@@ -17,8 +17,6 @@ import type { RefusedUsage } from './validate';
 
 /** The bounds and timings of the quota service (settings). */
 export interface QuotaLimits extends QuotaCapLimits {
-  /** Buckets one stream may watch; further ones get no assignment and are counted. */
-  readonly maxBucketsPerStream: number;
   /** A bucket id's bytes on the wire (the transport's bound: it refuses longer ids undecoded). */
   readonly maxBucketIdBytes: number;
   /** Streams one connection may hold (the transport's bound, kept with the others). */
@@ -27,11 +25,6 @@ export interface QuotaLimits extends QuotaCapLimits {
   readonly tickMs: number;
   /** How long other replicas' demand is trusted without a successful exchange. */
   readonly shareTtlMs: number;
-}
-
-/** A peer's address without its port: one Envoy, however many connections it opens. */
-function addressOf(peer: string): string {
-  return /^(.*):\d+$/.exec(peer)?.[1] ?? peer;
 }
 
 export interface QuotaServiceOptions {
@@ -119,34 +112,22 @@ export class QuotaService implements StreamHost {
     this.timer.unref();
   }
 
-  /**
-   * A new stream over `sink` from `peer` (address:port); refused (ended UNAVAILABLE) once the
-   * service is closed, and RESOURCE_EXHAUSTED when RLQS_MAX_STREAMS refuses its peer one more.
-   */
+  /** A stream from `peer` (address:port), ended at once when closed or past RLQS_MAX_STREAMS. */
   openStream(sink: QuotaStreamSink, peer: string): QuotaStream {
     const id = `${this.options.share.replicaId}/${this.nextStreamId++}`;
     const stream = new QuotaStream(id, peer, sink, this);
     this.streams.add(stream);
     this.options.stats?.streamsOpen.set(this.streams.size);
-    if (this.isClosed) {
-      stream.end('UNAVAILABLE', 'the server is shutting down');
-      return stream;
-    }
-    const hold = this.caps.peer(addressOf(peer));
-    const refusal = this.caps.openStream(hold);
-    if (refusal === undefined) stream.hold = hold;
-    else this.refuse(stream, refusal);
+    const admitted = this.isClosed ? undefined : this.caps.openStream(peer);
+    if (admitted === undefined) stream.end('UNAVAILABLE', 'the server is shutting down');
+    else if ('cap' in admitted) this.refuse(stream, admitted);
+    else stream.hold = admitted;
     return stream;
   }
 
   /** Watches of ruled buckets held by all streams, those of buckets without a rule, peers. */
-  get watchCounts(): {
-    readonly watches: number;
-    readonly withoutRule: number;
-    readonly peers: number;
-  } {
-    const { caps } = this;
-    return { watches: caps.watches, withoutRule: caps.watchesWithoutRule, peers: caps.peerCount };
+  get watchCounts(): WatchCounts {
+    return this.caps.counts;
   }
 
   /**
@@ -204,8 +185,7 @@ export class QuotaService implements StreamHost {
       if (bucket === undefined) {
         const watched = this.watch(stream, key, domain, usage.bucket);
         if (!(watched instanceof Bucket)) {
-          if (watched.cap === 'max_buckets_per_stream') domainStats?.bucketsRefused.inc();
-          this.refusals.capped(stream, watched, 1);
+          this.refusals.capped(stream, watched, 1, domainStats);
           continue;
         }
         bucket = watched;
@@ -221,27 +201,16 @@ export class QuotaService implements StreamHost {
     this.flushDirty();
   }
 
-  /**
-   * The stream's new watch of a bucket, or what refuses it: the usage alone is then left out,
-   * and the stream goes on with the others of its report.
-   */
+  /** The stream's new watch of a bucket, or what refuses it (that usage alone is left out). */
   private watch(
     stream: QuotaStream,
     key: string,
     domain: string,
     pairs: BucketPairs,
   ): Bucket<QuotaStream> | CapRefusal {
-    const max = this.options.limits.maxBucketsPerStream;
-    if (stream.buckets.size >= max)
-      return {
-        cap: 'max_buckets_per_stream',
-        message: `this stream watches ${max} buckets, its limit (RLQS_MAX_BUCKETS_PER_STREAM)`,
-      };
     const existing = this.buckets.get(key);
     const rule = existing === undefined ? this.rules.match(domain, pairs) : existing.rule;
-    const hold = stream.hold;
-    if (hold === undefined) throw new Error('a stream not admitted reported');
-    const refusal = this.caps.refuseWatch(hold, rule !== undefined);
+    const refusal = this.caps.refuseWatch(stream.hold, rule !== undefined, stream.buckets.size);
     if (refusal !== undefined) return refusal;
     let bucket = existing;
     if (bucket === undefined) {
@@ -249,20 +218,14 @@ export class QuotaService implements StreamHost {
       this.buckets.set(key, bucket);
     }
     stream.buckets.set(key, bucket);
-    this.caps.watched(hold, 1, rule !== undefined);
+    this.caps.watched(stream.hold, 1, rule !== undefined);
     return bucket;
   }
 
-  /** Refuses a new stream RLQS_MAX_STREAMS does not admit, with the bound's message; logs it. */
   private refuse(stream: QuotaStream, refusal: CapRefusal): void {
     this.options.stats?.refused[refusal.cap].inc();
     this.caps.noteRefused(refusal, stream.peer);
     stream.end('RESOURCE_EXHAUSTED', refusal.message);
-  }
-
-  /** A stream's watch given up. */
-  private unwatched(stream: QuotaStream, change: number, hasRule: boolean): void {
-    if (stream.hold !== undefined) this.caps.watched(stream.hold, change, hasRule);
   }
 
   markDirty(stream: QuotaStream): void {
@@ -277,7 +240,7 @@ export class QuotaService implements StreamHost {
     if (stream.hold !== undefined) this.caps.closeStream(stream.hold);
     for (const bucket of stream.buckets.values()) {
       bucket.watchers.delete(stream);
-      this.unwatched(stream, -1, bucket.rule !== undefined);
+      this.caps.watched(stream.hold, -1, bucket.rule !== undefined);
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
       else this.recompute.changed(bucket, true);
     }
@@ -300,16 +263,13 @@ export class QuotaService implements StreamHost {
 
   takeIdBytes(stream: QuotaStream, bytes: number): boolean {
     const hold = stream.hold;
-    if (hold === undefined) return false;
-    if (this.caps.takeIdBytes(hold, bytes)) return true;
-    const max = this.options.limits.maxBucketIdBytesTotal;
-    const message = `the streams' bucket id caches hold ${this.caps.idBytes} of ${max} bytes and this peer's ${hold.idBytes}, past its share (RLQS_MAX_BUCKET_ID_BYTES_TOTAL): the id is decoded at each report, not kept`;
-    this.refusals.capped(stream, { cap: 'max_bucket_id_bytes_total', message }, 1);
-    return false;
+    const refusal = hold && this.caps.takeIdBytes(hold, bytes);
+    if (refusal !== undefined) this.refusals.capped(stream, refusal, 1);
+    return hold !== undefined && refusal === undefined;
   }
 
   giveIdBytes(stream: QuotaStream, bytes: number): void {
-    if (stream.hold !== undefined) this.caps.giveIdBytes(stream.hold, bytes);
+    this.caps.giveIdBytes(stream.hold, bytes);
   }
 
   /**
@@ -322,7 +282,7 @@ export class QuotaService implements StreamHost {
     for (const bucket of [...this.buckets.values()]) {
       for (const watcher of bucket.expire(nowMs)) {
         watcher.stream.abandon(bucket);
-        this.unwatched(watcher.stream, -1, bucket.rule !== undefined);
+        this.caps.watched(watcher.stream.hold, -1, bucket.rule !== undefined);
         if (bucket.rule !== undefined) this.options.stats?.rule(bucket.rule)?.abandoned.inc();
       }
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
@@ -359,7 +319,7 @@ export class QuotaService implements StreamHost {
 
   private abandonAll(bucket: Bucket<QuotaStream>, rule: QuotaRule): void {
     for (const watcher of bucket.watchers.values()) {
-      this.unwatched(watcher.stream, -1, true);
+      this.caps.watched(watcher.stream.hold, -1, true);
       watcher.stream.abandon(bucket);
       this.options.stats?.rule(rule)?.abandoned.inc();
     }

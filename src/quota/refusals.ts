@@ -1,5 +1,6 @@
 // What the service refuses of Envoy's reports: counted every time, told in the log once a stream.
 import type { Logger } from '../lib/logger';
+import type { Counter } from '../stats';
 import { capSetting, type CapRefusal, type QuotaCap } from './caps';
 import type { QuotaStats } from './quota-stats';
 import type { RefusedUsage } from './validate';
@@ -43,8 +44,15 @@ export class UsageRefusals {
    * `count` of a stream's usages (or ids) a bound refused: counted in `refused.<cap>`, logged
    * at info once per stream and bound, with the setting's name.
    */
-  capped(stream: RefusedStream, refusal: CapRefusal, count: number): void {
+  capped(
+    stream: RefusedStream,
+    refusal: CapRefusal,
+    count: number,
+    domain?: { readonly bucketsRefused: Counter },
+  ): void {
     this.stats?.refused[refusal.cap].add(count);
+    // The older name of the per-stream bound's refusals, per domain, stays.
+    if (refusal.cap === 'max_buckets_per_stream') domain?.bucketsRefused.add(count);
     let caps = this.toldCaps.get(stream);
     if (caps?.has(refusal.cap) === true) return;
     if (caps === undefined) this.toldCaps.set(stream, (caps = new Set()));

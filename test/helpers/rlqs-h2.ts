@@ -2,6 +2,7 @@
 // (Envoys on separate hosts are separate peers): reports encoded with the api/ protos and framed
 // by hand, responses unframed and decoded as they arrive, and the status the stream ended with.
 import http2 from 'node:http2';
+import net from 'node:net';
 import { messageType } from '../../src/lib/proto';
 import { RLQS_PROTO, STREAM_RATE_LIMIT_QUOTAS } from '../../src/quota';
 import { frame } from './h2-raw';
@@ -12,7 +13,9 @@ const PACKAGE = 'envoy.service.rate_limit_quota.v3';
 /** A connection to 127.0.0.1:`port` from `localAddress` (any 127.x.y.z on Linux). */
 export function connectFrom(port: number, localAddress: string): Promise<http2.ClientHttp2Session> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect(`http://127.0.0.1:${port}`, { localAddress });
+    const session = http2.connect(`http://127.0.0.1:${port}`, {
+      createConnection: () => net.connect({ host: '127.0.0.1', port, localAddress }),
+    });
     session.on('error', () => undefined);
     session.once('remoteSettings', () => {
       resolve(session);
@@ -102,7 +105,7 @@ export class RawQuotaStream {
           enums: String,
           defaults: false,
           oneofs: true,
-        }) as WireResponse,
+        }),
       );
     }
   }
