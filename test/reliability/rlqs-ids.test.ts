@@ -175,7 +175,14 @@ test('4 streams flooding fresh 60 KiB bucket ids for 10 s: RSS grows under 64 Mi
   const sent = await hostile.done;
   rss.stop();
 
-  const refused = await service.stat('ratelimit.rlqs.refused.max_bucket_id_bytes');
+  // Every hostile id is refused alone once the messages still in flight are read.
+  const refused = await eventually(
+    async () => {
+      const count = await service.stat('ratelimit.rlqs.refused.max_bucket_id_bytes');
+      return count === sent ? count : false;
+    },
+    { what: 'every hostile id refused', timeoutMs: 10_000 },
+  );
   const growthMb = rss.peakMb - beforeMb;
   report({
     test: 'rlqs-ids',
@@ -194,5 +201,4 @@ test('4 streams flooding fresh 60 KiB bucket ids for 10 s: RSS grows under 64 Mi
   expect(Math.max(...waits)).toBeLessThanOrEqual(1000);
   // The flood was real: thousands of ids, each refused alone (the streams were not ended).
   expect(refused).toBeGreaterThan(500);
-  expect(refused).toBe(sent);
 });
