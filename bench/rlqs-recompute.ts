@@ -47,6 +47,8 @@ function service(): QuotaService {
       maxStreams: 1_000_000,
       maxBuckets: 1_000_000,
       maxBucketsWithoutRule: 1_000_000,
+      maxBucketIdBytes: 1024,
+      maxBucketIdBytesTotal: 1 << 30,
     },
     logger: silentLogger,
     stats: undefined,

@@ -24,7 +24,15 @@ export type {
 } from './messages';
 export { checkReports, InvalidReport, type WireUsageReports } from './validate';
 export { Bucket, MIN_DEFAULT_TTL_MS, MIN_MEASURED_INTERVAL_MS, type RemoteClaim } from './bucket';
-export { QuotaStream, type QuotaStreamSink } from './quota-stream';
+export { QuotaStream, type IdBytesLedger, type QuotaStreamSink } from './quota-stream';
+export {
+  admitsFairly,
+  capSetting,
+  QUOTA_CAPS,
+  type CapRefusal,
+  type PeerHold,
+  type QuotaCap,
+} from './caps';
 export { QuotaService, type QuotaLimits, type QuotaServiceOptions } from './quota-service';
 export { QuotaStats, QUOTA_SCOPE, ruleStatKey } from './quota-stats';
 export { MemoryDemandShare, newReplicaId, type QuotaDemandShare } from './demand-share';

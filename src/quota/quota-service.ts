@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock';
 import { describeError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { Bucket, type RemoteClaim } from './bucket';
-import { QuotaCaps, type QuotaCapLimits } from './caps';
+import { QuotaCaps, type CapRefusal, type QuotaCapLimits, type WatchCounts } from './caps';
 import type { QuotaDemandShare } from './demand-share';
 import { bucketKey, type BucketAction, type UsageReports } from './messages';
 import type { QuotaStats } from './quota-stats';
@@ -18,8 +18,8 @@ import type { RefusedUsage } from './validate';
 
 /** The bounds and timings of the quota service (settings). */
 export interface QuotaLimits extends QuotaCapLimits {
-  /** Buckets one stream may watch; further ones get no assignment and are counted. */
-  readonly maxBucketsPerStream: number;
+  /** A bucket id's bytes on the wire (the transport's bound: it refuses longer ids undecoded). */
+  readonly maxBucketIdBytes: number;
   /** Streams one connection may hold (the transport's bound, kept with the others). */
   readonly maxStreamsPerConnection: number;
   /** How often silent Envoys expire, assignments are refreshed and demand is exchanged. */
@@ -113,21 +113,22 @@ export class QuotaService implements StreamHost {
     this.timer.unref();
   }
 
-  /** A new stream over `sink`; refused (ended UNAVAILABLE) once the service is closed. */
+  /** A stream from `peer` (address:port), ended at once when closed or past RLQS_MAX_STREAMS. */
   openStream(sink: QuotaStreamSink, peer: string): QuotaStream {
     const id = `${this.options.share.replicaId}/${this.nextStreamId++}`;
     const stream = new QuotaStream(id, peer, sink, this);
-    const refusal = this.caps.refuseStream(this.streams.size);
     this.streams.add(stream);
     this.options.stats?.streamsOpen.set(this.streams.size);
-    if (this.isClosed) stream.end('UNAVAILABLE', 'the server is shutting down');
-    else if (refusal !== undefined) this.refuse(stream, refusal);
+    const admitted = this.isClosed ? undefined : this.caps.openStream(peer);
+    if (admitted === undefined) stream.end('UNAVAILABLE', 'the server is shutting down');
+    else if ('cap' in admitted) this.refuse(stream, admitted);
+    else stream.hold = admitted;
     return stream;
   }
 
-  /** Watches held by all streams, and of those the ones of buckets without a rule. */
-  get watchCounts(): { readonly watches: number; readonly withoutRule: number } {
-    return { watches: this.caps.watches, withoutRule: this.caps.watchesWithoutRule };
+  /** Watches of ruled buckets held by all streams, those of buckets without a rule, peers. */
+  get watchCounts(): WatchCounts {
+    return this.caps.counts;
   }
 
   /**
@@ -145,7 +146,7 @@ export class QuotaService implements StreamHost {
       (bucket) => this.rematch(bucket, rules),
       (isDone) => {
         this.flushDirty();
-        if (isDone) this.caps.recount(this.buckets.values());
+        if (isDone) this.caps.recount(this.streams);
       },
     );
   }
@@ -183,12 +184,12 @@ export class QuotaService implements StreamHost {
       const key = this.keyOf(domain, usage.bucket);
       let bucket = stream.buckets.get(key);
       if (bucket === undefined) {
-        if (stream.buckets.size >= this.options.limits.maxBucketsPerStream) {
-          domainStats?.bucketsRefused.inc();
+        const watched = this.watch(stream, key, domain, usage.bucket);
+        if (!(watched instanceof Bucket)) {
+          this.refusals.capped(stream, watched, 1, domainStats);
           continue;
         }
-        bucket = this.watch(stream, key, domain, usage.bucket);
-        if (bucket === undefined) return;
+        bucket = watched;
       }
       const isWatch = bucket.report(stream, usage, nowMs, this.holdUntilMs);
       domainStats?.reports.inc();
@@ -201,37 +202,31 @@ export class QuotaService implements StreamHost {
     this.flushDirty();
   }
 
-  /**
-   * The stream's new watch of a bucket, or undefined when a process-wide bound refuses it: the
-   * stream is then ended RESOURCE_EXHAUSTED.
-   */
+  /** The stream's new watch of a bucket, or what refuses it (that usage alone is left out). */
   private watch(
     stream: QuotaStream,
     key: string,
     domain: string,
     pairs: BucketPairs,
-  ): Bucket<QuotaStream> | undefined {
+  ): Bucket<QuotaStream> | CapRefusal {
     const existing = this.buckets.get(key);
     const rule = existing === undefined ? this.rules.match(domain, pairs) : existing.rule;
-    const refusal = this.caps.refuseWatch(rule !== undefined);
-    if (refusal !== undefined) {
-      this.refuse(stream, refusal);
-      return undefined;
-    }
+    const refusal = this.caps.refuseWatch(stream.hold, rule !== undefined, stream.buckets.size);
+    if (refusal !== undefined) return refusal;
     let bucket = existing;
     if (bucket === undefined) {
       bucket = new Bucket<QuotaStream>(key, domain, pairs, rule);
       this.buckets.set(key, bucket);
     }
     stream.buckets.set(key, bucket);
-    this.caps.watched(1, rule !== undefined);
+    this.caps.watched(stream.hold, 1, rule !== undefined);
     return bucket;
   }
 
-  /** Ends a stream a bound refuses, with the bound's message, and logs it. */
-  private refuse(stream: QuotaStream, reason: string): void {
-    this.caps.noteRefused(reason, stream.peer);
-    stream.end('RESOURCE_EXHAUSTED', reason);
+  private refuse(stream: QuotaStream, refusal: CapRefusal): void {
+    this.options.stats?.refused[refusal.cap].inc();
+    this.caps.noteRefused(refusal, stream.peer);
+    stream.end('RESOURCE_EXHAUSTED', refusal.message);
   }
 
   markDirty(stream: QuotaStream): void {
@@ -243,9 +238,10 @@ export class QuotaService implements StreamHost {
     this.dirty.delete(stream);
     this.options.stats?.streamsOpen.set(this.streams.size);
     if (stream.domain !== undefined) this.countStreamOfDomain(stream.domain, -1);
+    if (stream.hold !== undefined) this.caps.closeStream(stream.hold);
     for (const bucket of stream.buckets.values()) {
       bucket.watchers.delete(stream);
-      this.caps.watched(-1, bucket.rule !== undefined);
+      this.caps.watched(stream.hold, -1, bucket.rule !== undefined);
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
       else this.recompute.changed(bucket, true);
     }
@@ -266,6 +262,17 @@ export class QuotaService implements StreamHost {
     this.refusals.note(stream, reason, usages);
   }
 
+  takeIdBytes(stream: QuotaStream, bytes: number): boolean {
+    const hold = stream.hold;
+    const refusal = hold && this.caps.takeIdBytes(hold, bytes);
+    if (refusal !== undefined) this.refusals.capped(stream, refusal, 1);
+    return hold !== undefined && refusal === undefined;
+  }
+
+  giveIdBytes(stream: QuotaStream, bytes: number): void {
+    this.caps.giveIdBytes(stream.hold, bytes);
+  }
+
   /**
    * Expires Envoys silent past their assignment's TTL (abandon, share freed), refreshes
    * assignments past a third of their TTL, retries sends the peer was not ready for, and exchanges
@@ -276,7 +283,7 @@ export class QuotaService implements StreamHost {
     for (const bucket of [...this.buckets.values()]) {
       for (const watcher of bucket.expire(nowMs)) {
         watcher.stream.abandon(bucket);
-        this.caps.watched(-1, bucket.rule !== undefined);
+        this.caps.watched(watcher.stream.hold, -1, bucket.rule !== undefined);
         if (bucket.rule !== undefined) this.options.stats?.rule(bucket.rule)?.abandoned.inc();
       }
       if (bucket.watchers.size === 0) this.buckets.delete(bucket.key);
@@ -312,8 +319,8 @@ export class QuotaService implements StreamHost {
   }
 
   private abandonAll(bucket: Bucket<QuotaStream>, rule: QuotaRule): void {
-    this.caps.watched(-bucket.watchers.size, true);
     for (const watcher of bucket.watchers.values()) {
+      this.caps.watched(watcher.stream.hold, -1, true);
       watcher.stream.abandon(bucket);
       this.options.stats?.abandoned(rule).inc();
     }

@@ -1,5 +1,6 @@
 // Statistics of the quota service per domain and bucket rule, through the service's StatsStore.
 import { sanitizeStatName, type Counter, type Gauge, type StatsStore } from '../stats';
+import { QUOTA_CAPS, type QuotaCap } from './caps';
 import type { QuotaRule } from './rules';
 
 /** The scope of every quota statistic. */
@@ -46,6 +47,8 @@ export class QuotaStats {
   readonly invalidReports: Counter;
   /** Usages left out of a report (no bucket id, counts past 2^53); the stream goes on. */
   readonly usagesRefused: Counter;
+  /** Streams, usages and cached ids each bound refused: `ratelimit.rlqs.refused.<cap>`. */
+  readonly refused: Readonly<Record<QuotaCap, Counter>>;
   private readonly rules = new Map<QuotaRule, RuleQuotaStats>();
   private readonly domains = new Map<string, DomainQuotaStats>();
   private configured: ReadonlySet<string> = new Set();
@@ -54,6 +57,9 @@ export class QuotaStats {
     this.streamsOpen = stats.gauge(`${QUOTA_SCOPE}.streams_open`);
     this.invalidReports = stats.counter(`${QUOTA_SCOPE}.invalid_reports`);
     this.usagesRefused = stats.counter(`${QUOTA_SCOPE}.usages_refused`);
+    this.refused = Object.fromEntries(
+      QUOTA_CAPS.map((cap) => [cap, stats.counter(`${QUOTA_SCOPE}.refused.${cap}`)]),
+    ) as Record<QuotaCap, Counter>;
   }
 
   /** Binds the handles of a new configuration's rules; the domains' are bound on first use. */

@@ -1,6 +1,7 @@
 // One Envoy's RLQS stream: checks its reports, holds the buckets it watches, and sends what is
 // due (coalesced per bucket while the peer is not reading) over a small transport interface.
 import type { Bucket, Watching } from './bucket';
+import type { PeerHold } from './caps';
 import type { BucketAction, QuotaStatus, UsageReports } from './messages';
 import type { BucketPairs } from './rules';
 import {
@@ -42,9 +43,21 @@ export interface StreamHost {
    * `reason`: told to operators once per stream.
    */
   noteRefused(stream: QuotaStream, reason: string, usages: readonly RefusedUsage[]): void;
+  /** Takes `bytes` of the bucket id bytes bound for the stream's id cache; false past it. */
+  takeIdBytes(stream: QuotaStream, bytes: number): boolean;
+  /** Gives back bytes taken with takeIdBytes. */
+  giveIdBytes(stream: QuotaStream, bytes: number): void;
 }
 
-export class QuotaStream implements Watching {
+/** What a stream's bucket id cache charges its bytes to (the process-wide bound, fairly). */
+export interface IdBytesLedger {
+  take(bytes: number): boolean;
+  give(bytes: number): void;
+}
+
+export class QuotaStream implements Watching, IdBytesLedger {
+  /** What its peer holds against the bounds; undefined while the stream is not admitted. */
+  hold: PeerHold | undefined = undefined;
   /** The domain of the stream's first report. */
   domain: string | undefined = undefined;
   /** The buckets this stream watches, by bucket key. */
@@ -98,6 +111,14 @@ export class QuotaStream implements Watching {
     this.host.noteInvalid();
     this.host.noteRefused(this, message, []);
     this.end('INVALID_ARGUMENT', message);
+  }
+
+  take(bytes: number): boolean {
+    return !this.isOver && this.host.takeIdBytes(this, bytes);
+  }
+
+  give(bytes: number): void {
+    this.host.giveIdBytes(this, bytes);
   }
 
   needsSend(bucket: Bucket<QuotaStream>): void {

@@ -1,5 +1,7 @@
 // What the service refuses of Envoy's reports: counted every time, told in the log once a stream.
 import type { Logger } from '../lib/logger';
+import type { Counter } from '../stats';
+import { capSetting, type CapRefusal, type QuotaCap } from './caps';
 import type { QuotaStats } from './quota-stats';
 import type { RefusedUsage } from './validate';
 
@@ -16,6 +18,8 @@ interface RefusedStream {
  */
 export class UsageRefusals {
   private readonly told = new WeakSet<RefusedStream>();
+  /** The bounds each stream was told of in the log. */
+  private readonly toldCaps = new WeakMap<RefusedStream, Set<QuotaCap>>();
 
   constructor(
     private readonly logger: Logger,
@@ -24,6 +28,7 @@ export class UsageRefusals {
 
   note(stream: RefusedStream, reason: string, usages: readonly RefusedUsage[]): void {
     this.stats?.usagesRefused.add(usages.length);
+    for (const usage of usages) if (usage.cap !== undefined) this.stats?.refused[usage.cap].inc();
     if (this.told.has(stream)) return;
     this.told.add(stream);
     const what = usages.length === 0 ? 'quota stream refused' : 'quota report usages refused';
@@ -32,6 +37,31 @@ export class UsageRefusals {
       peer: stream.peer,
       reason,
       ...(usages.length === 0 ? {} : { usages: usages.length }),
+    });
+  }
+
+  /**
+   * `count` of a stream's usages (or ids) a bound refused: counted in `refused.<cap>`, logged
+   * at info once per stream and bound, with the setting's name.
+   */
+  capped(
+    stream: RefusedStream,
+    refusal: CapRefusal,
+    count: number,
+    domain?: { readonly bucketsRefused: Counter },
+  ): void {
+    this.stats?.refused[refusal.cap].add(count);
+    // The older name of the per-stream bound's refusals, per domain, stays.
+    if (refusal.cap === 'max_buckets_per_stream') domain?.bucketsRefused.add(count);
+    let caps = this.toldCaps.get(stream);
+    if (caps?.has(refusal.cap) === true) return;
+    if (caps === undefined) this.toldCaps.set(stream, (caps = new Set()));
+    caps.add(refusal.cap);
+    this.logger.info('quota report usages refused by a bound', {
+      stream: stream.id,
+      peer: stream.peer,
+      setting: capSetting(refusal.cap),
+      reason: refusal.message,
     });
   }
 

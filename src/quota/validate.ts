@@ -1,6 +1,7 @@
 // A usage report as Envoy's rate_limit_quota filter sends it, checked on the decoded message: what
 // the filter really sends is accepted (a 0-second or absent time_elapsed, no usages at all), and a
 // usage that would hurt is refused alone, with a reason, while the stream goes on.
+import type { QuotaCap } from './caps';
 import type { BucketUsage, UsageReports } from './messages';
 
 /** A Duration as protobufjs decodes it (64-bit seconds as numbers). */
@@ -17,6 +18,11 @@ export interface WireUsageReports {
     readonly timeElapsed?: WireDuration;
     readonly numRequestsAllowed?: number;
     readonly numRequestsDenied?: number;
+    /**
+     * Set by the stream's decoder for a bucket id past RLQS_MAX_BUCKET_ID_BYTES, which it
+     * skipped without decoding it: its length and the bound.
+     */
+    readonly oversizedBucketId?: { readonly bytes: number; readonly max: number };
   }[];
 }
 
@@ -35,6 +41,8 @@ export class InvalidReport extends Error {
 export interface RefusedUsage {
   readonly field: string;
   readonly reason: string;
+  /** The bound that refused it, when one did. */
+  readonly cap?: QuotaCap;
 }
 
 /** A checked report: the usages taken and those refused. */
@@ -63,6 +71,7 @@ class Refusal extends Error {
   constructor(
     readonly field: string,
     readonly reason: string,
+    readonly cap?: QuotaCap,
   ) {
     super(`${field}: ${reason}`);
   }
@@ -76,6 +85,13 @@ const checkedPairs = new WeakMap<object, ReadonlyMap<string, string>>();
 
 /** The usage's bucket id as pairs, checked (every report of a busy stream passes here). */
 function pairsOf(usage: WireUsage, index: number): ReadonlyMap<string, string> {
+  const oversized = usage.oversizedBucketId;
+  if (oversized !== undefined)
+    throw new Refusal(
+      at(index, 'bucket_id'),
+      `is ${oversized.bytes} bytes, past RLQS_MAX_BUCKET_ID_BYTES (${oversized.max})`,
+      'max_bucket_id_bytes',
+    );
   if (usage.bucketId === undefined) throw new Refusal(at(index, 'bucket_id'), 'is required');
   const bucket = usage.bucketId.bucket ?? {};
   const known = checkedPairs.get(bucket);
@@ -130,7 +146,8 @@ export function checkReports(message: WireUsageReports, isFirst: boolean): Check
       usages.push(usageOf(wire[i] as WireUsage, i));
     } catch (err: unknown) {
       if (!(err instanceof Refusal)) throw err;
-      (refused ??= []).push({ field: err.field, reason: err.reason });
+      const { field, reason, cap } = err;
+      (refused ??= []).push(cap === undefined ? { field, reason } : { field, reason, cap });
     }
   }
   return { domain, usages, refused: refused ?? NONE };

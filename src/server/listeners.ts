@@ -172,6 +172,7 @@ async function openGrpc(options: Opening): Promise<OpenListener> {
       quota: {
         streams: options.quota,
         maxStreamsPerConnection: options.quota.limits.maxStreamsPerConnection,
+        maxBucketIdBytes: options.quota.limits.maxBucketIdBytes,
       },
     }),
   });

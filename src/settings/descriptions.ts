@@ -226,11 +226,15 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   RLQS_MAX_STREAMS_PER_CONNECTION:
     'RLQS streams one connection may hold; one more is refused `RESOURCE_EXHAUSTED` (new)',
   RLQS_MAX_STREAMS:
-    'RLQS streams the process holds open, all connections together; one more is refused `RESOURCE_EXHAUSTED` naming this setting (new)',
+    'RLQS streams the process holds open, all connections together; past half of it a peer (remote address) opens more only within 1/32 of it; a new stream past it is refused `RESOURCE_EXHAUSTED` naming this setting (new)',
   RLQS_MAX_BUCKETS:
-    'bucket watches the process holds, all streams together (a bucket two streams watch counts twice); the stream whose report would pass it ends `RESOURCE_EXHAUSTED` naming this setting (new)',
+    'watches of buckets a quota rule governs, all streams together (a bucket two streams watch counts twice); past half of it a peer watches more only within 1/32 of it; a usage past it gets no assignment, the rest of its report is served (new)',
   RLQS_MAX_BUCKETS_WITHOUT_RULE:
-    'of those watches, the ones of buckets no quota rule governs; the stream whose report would pass it ends `RESOURCE_EXHAUSTED` naming this setting (new)',
+    'watches of buckets no quota rule governs, apart from `RLQS_MAX_BUCKETS`, first come first served (refusing one costs its Envoy nothing); a usage past it is left out, the rest of its report is served (new)',
+  RLQS_MAX_BUCKET_ID_BYTES:
+    'bytes of one bucket id (`BucketId` message) in a report; a longer one is refused alone before it is decoded (new)',
+  RLQS_MAX_BUCKET_ID_BYTES_TOTAL:
+    "bytes the RLQS streams' bucket id caches hold, all streams together; past half of it a peer caches more only within 1/32 of it; an id not cached is decoded at each report (new)",
   RLQS_TICK:
     'how often silent Envoys expire, assignments are refreshed and replicas exchange demand; at least `10ms` (new)',
   RLQS_SHARE_TTL:

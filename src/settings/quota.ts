@@ -10,7 +10,9 @@ export const QUOTA = group('RLQS_', {
   MAX_STREAMS_PER_CONNECTION: int(100, 1),
   MAX_STREAMS: int(10_000, 1),
   MAX_BUCKETS: int(100_000, 1),
-  MAX_BUCKETS_WITHOUT_RULE: int(10_000, 0),
+  MAX_BUCKETS_WITHOUT_RULE: int(1000, 0),
+  MAX_BUCKET_ID_BYTES: int(1024, 16),
+  MAX_BUCKET_ID_BYTES_TOTAL: int(32 * 1024 * 1024, 64 * 1024),
   TICK: duration('1s'),
   SHARE_TTL: duration('5s'),
 });
@@ -35,6 +37,8 @@ export function quotaSettings(q: Values<typeof QUOTA>, problems: SettingsProblem
     maxStreams: q.MAX_STREAMS,
     maxBuckets: q.MAX_BUCKETS,
     maxBucketsWithoutRule: q.MAX_BUCKETS_WITHOUT_RULE,
+    maxBucketIdBytes: q.MAX_BUCKET_ID_BYTES,
+    maxBucketIdBytesTotal: q.MAX_BUCKET_ID_BYTES_TOTAL,
     tickMs: q.TICK,
     shareTtlMs: q.SHARE_TTL,
   });

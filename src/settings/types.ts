@@ -319,10 +319,14 @@ export interface QuotaSettings {
   readonly maxStreamsPerConnection: number;
   /** RLQS streams the process holds open; one more is refused RESOURCE_EXHAUSTED. */
   readonly maxStreams: number;
-  /** Buckets all streams watch together (one watched by two streams counts twice). */
+  /** Ruled buckets all streams watch together (one watched by two streams counts twice). */
   readonly maxBuckets: number;
-  /** Of those, the ones no rule governs. */
+  /** Watches of buckets no rule governs, apart from maxBuckets. */
   readonly maxBucketsWithoutRule: number;
+  /** Bytes of one bucket id on the wire; a longer one is refused before it is decoded. */
+  readonly maxBucketIdBytes: number;
+  /** Bytes the streams' bucket id caches hold together. */
+  readonly maxBucketIdBytesTotal: number;
   /** How often silent Envoys expire, assignments are refreshed and replicas exchange demand. */
   readonly tickMs: number;
   /** How long a replica's published demand lives without being published again. */

@@ -11,7 +11,7 @@ import {
   type QuotaStatus,
   type QuotaStreamSink,
 } from '../../src/quota';
-import { decodeUsageReports } from '../../src/server/wire/rlqs-reports';
+import { BucketIdCache, decodeUsageReports } from '../../src/server/wire/rlqs-reports';
 
 /** envoy.type.v3.RateLimitStrategy. */
 export interface WireStrategy {
@@ -152,8 +152,14 @@ const PACKAGE = 'envoy.service.rate_limit_quota.v3';
  * method would write, decoded as proto-loader decodes them.
  */
 export class InProcessRlqsTransport implements RlqsTransport {
-  /** `service()` is asked at each open: a test may replace the service (a restart). */
-  constructor(private readonly service: () => QuotaService) {}
+  /**
+   * `service()` is asked at each open: a test may replace the service (a restart). `peer` is
+   * the address:port the service sees: Envoys on separate hosts have separate addresses.
+   */
+  constructor(
+    private readonly service: () => QuotaService,
+    private readonly peer = 'in-process',
+  ) {}
 
   open(handlers: RlqsHandlers): RlqsCall {
     const reportsType = messageType(RLQS_PROTO, `${PACKAGE}.RateLimitQuotaUsageReports`);
@@ -174,14 +180,18 @@ export class InProcessRlqsTransport implements RlqsTransport {
       },
       canSend: () => true,
     };
-    const stream = this.service().openStream(sink, 'in-process');
+    const service = this.service();
+    const stream = service.openStream(sink, this.peer);
+    // As the gRPC method decodes: through a bucket id cache bounded as the service's settings say.
+    const ids = new BucketIdCache(1000, service.limits.maxBucketIdBytes, stream);
     return {
       send: (reports) => {
         const bytes = Buffer.from(reportsType.encode(reportsType.fromObject(reports)).finish());
-        stream.receive(decodeUsageReports(bytes, 0, bytes.length));
+        stream.receive(decodeUsageReports(bytes, 0, bytes.length, ids));
       },
       cancel: () => {
         stream.closed();
+        ids.clear();
       },
     };
   }

@@ -57,7 +57,11 @@ export interface GrpcServerOptions {
   /** Where refusals of the buffer budget are counted and logged; undefined: not counted. */
   readonly refusals?: Refusals;
   /** The RLQS streams' service and bound; undefined: StreamRateLimitQuotas is not served. */
-  readonly quota?: { readonly streams: QuotaStreams; readonly maxStreamsPerConnection: number };
+  readonly quota?: {
+    readonly streams: QuotaStreams;
+    readonly maxStreamsPerConnection: number;
+    readonly maxBucketIdBytes: number;
+  };
 }
 
 /** The listen address as logs and errors name it. */

@@ -34,6 +34,8 @@ export interface RlqsMethodOptions {
   readonly maxRequestBytes: number;
   /** RLQS_MAX_STREAMS_PER_CONNECTION. */
   readonly maxStreamsPerConnection: number;
+  /** RLQS_MAX_BUCKET_ID_BYTES: a longer bucket id is refused before it is decoded. */
+  readonly maxBucketIdBytes: number;
   /** A span per stream while TRACING_ENABLED is true. */
   readonly tracer?: RequestTracer | undefined;
 }
@@ -151,7 +153,7 @@ export class RlqsMethod {
     const quotaStream = this.options.streams.openStream(new StreamSink(stream), peerOf(stream));
     this.open.set(stream, quotaStream);
     const messages = new MessageStream(encoding, this.options.maxRequestBytes);
-    const ids = new BucketIdCache(CACHED_BUCKET_IDS);
+    const ids = new BucketIdCache(CACHED_BUCKET_IDS, this.options.maxBucketIdBytes, quotaStream);
     stream.on('data', (chunk: Buffer) => {
       this.received(quotaStream, messages, chunk, { ids, traced, session: stream.session });
       // Reports read are done with: a stream open for hours holds only its unfinished one.
@@ -165,6 +167,7 @@ export class RlqsMethod {
       this.open.delete(stream);
       this.perConnection.set(stream.session, (this.perConnection.get(stream.session) ?? 1) - 1);
       quotaStream.closed();
+      ids.clear();
     });
   };
 

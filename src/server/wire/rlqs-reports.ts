@@ -5,7 +5,7 @@
 // bucket id whose bytes the stream sent before is the object decoded then. Read as protobuf-go
 // reads bytes (protobuf.ts): unknown fields and known ones of another wire type are skipped, a
 // singular message written twice is the merge of both, strings must be UTF-8.
-import { UndecodableReport, type WireUsageReports } from '../../quota';
+import { UndecodableReport, type IdBytesLedger, type WireUsageReports } from '../../quota';
 import { MalformedMessage, ProtoReader, WIRE_BYTES, WIRE_VARINT } from './protobuf';
 
 const TAG_DOMAIN = (1 << 3) | WIRE_BYTES;
@@ -31,6 +31,7 @@ interface Usage {
   timeElapsed?: { seconds?: number; nanos?: number };
   numRequestsAllowed?: number;
   numRequestsDenied?: number;
+  oversizedBucketId?: { bytes: number; max: number };
 }
 
 /**
@@ -79,24 +80,51 @@ function mapEntry(r: ProtoReader, bucket: Record<string, string>): void {
 }
 
 /**
+ * What one cached id is charged: its bytes twice (the key, and the strings decoded from them)
+ * and the Map entry and objects around them.
+ */
+export function cachedIdCost(bytes: number): number {
+  return 2 * bytes + 128;
+}
+
+/**
  * The bucket ids one stream has sent, by their bytes, frozen: the same bytes are the same id.
- * Bounded: past `maxEntries` it starts again empty.
+ * Bounded: an id longer than `maxIdBytes` is never decoded; past `maxEntries` the cache starts
+ * again empty; and each entry's bytes are taken from `ledger` (RLQS_MAX_BUCKET_ID_BYTES_TOTAL,
+ * shared by all streams), an id it refuses being decoded at each report instead of kept.
  */
 export class BucketIdCache {
   private readonly ids = new Map<string, Readonly<BucketId>>();
+  private heldBytes = 0;
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(
+    private readonly maxEntries: number,
+    /** RLQS_MAX_BUCKET_ID_BYTES: a BucketId message longer than this is refused undecoded. */
+    readonly maxIdBytes = Number.POSITIVE_INFINITY,
+    private readonly ledger?: IdBytesLedger,
+  ) {}
 
   get(bytes: string): Readonly<BucketId> | undefined {
     return this.ids.get(bytes);
   }
 
   set(bytes: string, id: BucketId): Readonly<BucketId> {
-    if (this.ids.size >= this.maxEntries) this.ids.clear();
+    if (this.ids.size >= this.maxEntries) this.clear();
     if (id.bucket !== undefined) Object.freeze(id.bucket);
     const frozen = Object.freeze(id);
-    this.ids.set(bytes, frozen);
+    const cost = cachedIdCost(bytes.length);
+    if (this.ledger === undefined || this.ledger.take(cost)) {
+      this.ids.set(bytes, frozen);
+      this.heldBytes += cost;
+    }
     return frozen;
+  }
+
+  /** Empties the cache, giving its bytes back (and at the end of its stream). */
+  clear(): void {
+    this.ids.clear();
+    if (this.heldBytes > 0) this.ledger?.give(this.heldBytes);
+    this.heldBytes = 0;
   }
 }
 
@@ -116,13 +144,21 @@ function bucketFields(r: ProtoReader, end: number, id: BucketId): BucketId {
   return id;
 }
 
-/** A BucketId: the cached one for bytes seen before, or merged into a copy of `earlier`. */
+/**
+ * A BucketId: the cached one for bytes seen before, or merged into a copy of `earlier`; or, for
+ * one longer than the cache's bound, its length, its bytes skipped undecoded.
+ */
 function bucketIdOf(
   r: ProtoReader,
   earlier: Readonly<BucketId> | undefined,
   ids: BucketIdCache | undefined,
-): Readonly<BucketId> {
+): Readonly<BucketId> | number {
   const end = r.delimited();
+  if (ids !== undefined && end - r.pos > ids.maxIdBytes) {
+    const bytes = end - r.pos;
+    r.pos = end;
+    return bytes;
+  }
   if (earlier !== undefined) {
     const copy: BucketId =
       earlier.bucket === undefined
@@ -152,12 +188,23 @@ function durationInto(r: ProtoReader, duration: { seconds?: number; nanos?: numb
   r.leave(outer);
 }
 
+/** The usage's bucket id, or the mark of one past the bound (which a later one does not undo). */
+function bucketIdInto(r: ProtoReader, usage: Usage, ids: BucketIdCache | undefined): void {
+  const id = bucketIdOf(r, usage.bucketId, ids);
+  if (typeof id !== 'number') {
+    if (usage.oversizedBucketId === undefined) usage.bucketId = id;
+    return;
+  }
+  delete usage.bucketId;
+  usage.oversizedBucketId = { bytes: id, max: ids?.maxIdBytes ?? id };
+}
+
 function usageOf(r: ProtoReader, ids: BucketIdCache | undefined): Usage {
   const outer = r.enter();
   const usage: Usage = {};
   while (r.pos < r.end) {
     const tag = r.varint();
-    if (tag === TAG_BUCKET_ID) usage.bucketId = bucketIdOf(r, usage.bucketId, ids);
+    if (tag === TAG_BUCKET_ID) bucketIdInto(r, usage, ids);
     else if (tag === TAG_TIME_ELAPSED) durationInto(r, (usage.timeElapsed ??= {}));
     else if (tag === TAG_ALLOWED) usage.numRequestsAllowed = r.varint();
     else if (tag === TAG_DENIED) usage.numRequestsDenied = r.varint();

@@ -96,6 +96,8 @@ export const LIMITS: QuotaLimits = {
   maxStreams: 1000,
   maxBuckets: 100_000,
   maxBucketsWithoutRule: 10_000,
+  maxBucketIdBytes: 1024,
+  maxBucketIdBytesTotal: 32 * 1024 * 1024,
   maxStreamsPerConnection: 10,
   tickMs: 100,
   shareTtlMs: 1000,

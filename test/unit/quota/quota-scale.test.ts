@@ -1,9 +1,11 @@
-// The quota service bounded in total and cheap per report: process-wide caps refused with
-// RESOURCE_EXHAUSTED naming the setting, a crowded bucket shared out once a turn or a tick,
-// and a reload over many watched buckets done a part per turn.
+// The quota service bounded in total and cheap per report: process-wide caps shared fairly
+// between peers, what passes one refused alone (a new stream RESOURCE_EXHAUSTED naming the
+// setting, a usage left out while the rest of its report is served), a crowded bucket shared
+// out once a turn or a tick, and a reload over many watched buckets done a part per turn.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Bucket, type QuotaStream } from '../../../src/quota';
 import { INLINE_CLAIMS } from '../../../src/quota/recompute';
+import { silentLogger } from '../../../src/lib/logger';
 import { harness, RecordingSink, reports, ruleSet } from './quota-fakes';
 
 const RULES = ruleSet('edge', [
@@ -13,9 +15,9 @@ const API = { name: 'api', tenant: 'acme' };
 
 type H = ReturnType<typeof harness>;
 
-function open(h: H): { sink: RecordingSink; stream: QuotaStream } {
+function open(h: H, peer = '127.0.0.1:1'): { sink: RecordingSink; stream: QuotaStream } {
   const sink = new RecordingSink();
-  return { sink, stream: h.service.openStream(sink, '127.0.0.1:1') };
+  return { sink, stream: h.service.openStream(sink, peer) };
 }
 
 function watch(stream: QuotaStream, buckets: Record<string, string>[]): void {
@@ -37,54 +39,113 @@ afterEach(() => {
 test('a stream past RLQS_MAX_STREAMS is refused RESOURCE_EXHAUSTED; a closed one makes room', () => {
   const h = harness(RULES, { limits: { maxStreams: 2 } });
   const a = open(h);
-  open(h);
+  open(h, '10.0.0.2:1');
   const c = open(h);
   expect(c.sink.ended).toEqual({
     status: 'RESOURCE_EXHAUSTED',
-    message: 'this server holds 2 quota streams, its limit (RLQS_MAX_STREAMS)',
+    message:
+      'this server holds 2 of 2 quota streams and this peer 1, past its share (RLQS_MAX_STREAMS)',
   });
+  expect(h.stats.counter('ratelimit.rlqs.refused.max_streams').value).toBe(1);
   expect(h.service.openStreams.size).toBe(2);
   a.stream.closed();
   expect(open(h).sink.ended).toBeUndefined();
 });
 
-test('the stream whose report passes RLQS_MAX_BUCKETS ends; the others keep their watches', () => {
+test('past half of RLQS_MAX_STREAMS a peer opens more only within its thirty-second; a newcomer opens its share', () => {
+  const h = harness(RULES, { limits: { maxStreams: 64 } });
+  // One peer opens all it can: half of the bound, then its share is what it holds already.
+  const hostile = Array.from({ length: 64 }, (_, i) => open(h, `10.0.0.1:${1000 + i}`));
+  expect(hostile.filter((e) => e.sink.ended === undefined)).toHaveLength(32);
+  expect(hostile.at(-1)?.sink.ended?.message).toContain('past its share (RLQS_MAX_STREAMS)');
+  // Each of 16 other peers still opens its share (64 / 32 = 2 streams), and no more.
+  for (let p = 2; p < 18; p++) {
+    const [x, y, z] = [1, 2, 3].map((port) => open(h, `10.0.0.${p}:${port}`));
+    expect([x?.sink.ended, y?.sink.ended]).toEqual([undefined, undefined]);
+    expect(z?.sink.ended?.status).toBe('RESOURCE_EXHAUSTED');
+  }
+  expect(h.service.openStreams.size).toBe(64);
+});
+
+test('a report past RLQS_MAX_BUCKETS refuses those usages alone: the stream and its other buckets are served', () => {
   const h = harness(RULES, { limits: { maxBuckets: 3 } });
   const a = open(h);
   watch(a.stream, tenants('x', 'y'));
-  const b = open(h);
+  const b = open(h, '10.0.0.2:1');
   watch(b.stream, tenants('x', 'z'));
-  expect(b.sink.ended).toEqual({
-    status: 'RESOURCE_EXHAUSTED',
-    message: "this server's quota streams watch 3 buckets, its limit (RLQS_MAX_BUCKETS)",
-  });
+  expect(b.sink.ended).toBeUndefined();
   expect(a.sink.ended).toBeUndefined();
-  // b's one watch went with it: a holds the whole budget of x again.
-  expect(a.sink.held({ name: 'api', tenant: 'x' })).toBe(100);
-  expect(h.service.watchCounts).toEqual({ watches: 2, withoutRule: 0 });
-  watch(open(h).stream, tenants('w'));
-  expect(h.service.watchCounts.watches).toBe(3);
+  // b's watch of x was taken (the bound's third), z was refused: b holds x's half.
+  expect(b.sink.held({ name: 'api', tenant: 'x' })).toBe(50);
+  expect(b.sink.held({ name: 'api', tenant: 'z' })).toBeUndefined();
+  expect(h.service.watchCounts).toEqual({ watches: 3, withoutRule: 0, peers: 2 });
+  expect(h.stats.counter('ratelimit.rlqs.refused.max_buckets').value).toBe(1);
+  b.stream.closed();
+  // Past half of the bound, a's peer holds more than its share; another peer takes the room.
+  watch(a.stream, tenants('v'));
+  watch(open(h, '10.0.0.3:1').stream, tenants('w'));
+  expect(h.service.watchCounts).toEqual({ watches: 3, withoutRule: 0, peers: 2 });
 });
 
-test('buckets without a rule have a bound of their own, RLQS_MAX_BUCKETS_WITHOUT_RULE', () => {
-  const h = harness(RULES, { limits: { maxBucketsWithoutRule: 1 } });
+test('a peer past its share of RLQS_MAX_BUCKETS is refused first; a newcomer gets its share', () => {
+  const h = harness(RULES, { limits: { maxBuckets: 64, maxBucketsPerStream: 1000 } });
+  const hostile = open(h, '10.0.0.1:1');
+  watch(hostile.stream, tenants(...Array.from({ length: 100 }, (_, i) => `h${i}`)));
+  expect(h.service.watchCounts.watches).toBe(32);
+  const innocent = open(h, '10.0.0.2:1');
+  watch(innocent.stream, tenants('i1', 'i2', 'i3'));
+  expect(innocent.sink.held({ name: 'api', tenant: 'i1' })).toBe(100);
+  expect(innocent.sink.held({ name: 'api', tenant: 'i2' })).toBe(100);
+  // Its share is 2 of 64: the third waits, as the hostile peer's 68 usages past half did.
+  expect(innocent.sink.held({ name: 'api', tenant: 'i3' })).toBeUndefined();
+  expect(h.stats.counter('ratelimit.rlqs.refused.max_buckets').value).toBe(68 + 1);
+  expect([hostile.sink.ended, innocent.sink.ended]).toEqual([undefined, undefined]);
+});
+
+test('buckets without a rule have a bound of their own that costs a ruled bucket nothing', () => {
+  const h = harness(RULES, { limits: { maxBucketsWithoutRule: 1, maxBuckets: 1 } });
   const a = open(h);
   watch(a.stream, [{ name: 'web' }]);
-  watch(a.stream, tenants('x'));
+  watch(a.stream, [{ name: 'other' }, { name: 'api', tenant: 'x' }]);
   expect(a.sink.ended).toBeUndefined();
-  watch(a.stream, [{ name: 'other' }]);
-  expect(a.sink.ended?.status).toBe('RESOURCE_EXHAUSTED');
-  expect(a.sink.ended?.message).toContain('(RLQS_MAX_BUCKETS_WITHOUT_RULE)');
-  expect(h.service.watchCounts).toEqual({ watches: 0, withoutRule: 0 });
+  expect(a.sink.held({ name: 'api', tenant: 'x' })).toBe(100);
+  expect(h.stats.counter('ratelimit.rlqs.refused.max_buckets_without_rule').value).toBe(1);
+  expect(h.service.watchCounts).toEqual({ watches: 1, withoutRule: 1, peers: 1 });
+  a.stream.closed();
+  expect(h.service.watchCounts).toEqual({ watches: 0, withoutRule: 0, peers: 0 });
 });
 
 test('a reload that gives a bucket a rule counts its watches again', async () => {
   const h = harness(RULES);
   watch(open(h).stream, [{ name: 'web' }, { name: 'web', tenant: 'x' }]);
-  expect(h.service.watchCounts).toEqual({ watches: 2, withoutRule: 2 });
+  expect(h.service.watchCounts).toEqual({ watches: 0, withoutRule: 2, peers: 1 });
   h.service.setRules(ruleSet('edge', [{ bucket: { name: 'web' }, blanket_rule: 'deny_all' }]));
   await nextTurn();
-  expect(h.service.watchCounts).toEqual({ watches: 2, withoutRule: 0 });
+  expect(h.service.watchCounts).toEqual({ watches: 2, withoutRule: 0, peers: 1 });
+});
+
+test('an id past RLQS_MAX_BUCKET_ID_BYTES is refused alone, counted, logged once per stream naming the setting', () => {
+  const lines: unknown[] = [];
+  const logger = {
+    ...silentLogger,
+    info: (message: string, fields?: unknown) => lines.push([message, fields]),
+  };
+  const h = harness(RULES, { logger });
+  const a = open(h);
+  const oversized = { oversizedBucketId: { bytes: 61_500, max: 1024 } };
+  for (let tick = 0; tick < 3; tick++)
+    a.stream.receive({
+      domain: 'edge',
+      bucketQuotaUsages: [
+        oversized,
+        ...(reports('edge', [{ bucket: API, elapsedMs: 0 }]).bucketQuotaUsages ?? []),
+      ],
+    });
+  expect(a.sink.ended).toBeUndefined();
+  expect(a.sink.held(API)).toBe(100);
+  expect(h.stats.counter('ratelimit.rlqs.refused.max_bucket_id_bytes').value).toBe(3);
+  expect(lines).toHaveLength(1);
+  expect(JSON.stringify(lines[0])).toContain('past RLQS_MAX_BUCKET_ID_BYTES (1024)');
 });
 
 test('a crowded bucket is shared out once a turn for watches, and at the tick for demand', async () => {

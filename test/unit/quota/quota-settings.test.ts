@@ -8,7 +8,9 @@ test('defaults', () => {
     maxStreamsPerConnection: 100,
     maxStreams: 10_000,
     maxBuckets: 100_000,
-    maxBucketsWithoutRule: 10_000,
+    maxBucketsWithoutRule: 1000,
+    maxBucketIdBytes: 1024,
+    maxBucketIdBytesTotal: 32 * 1024 * 1024,
     tickMs: 1000,
     shareTtlMs: 5000,
   });

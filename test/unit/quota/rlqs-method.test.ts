@@ -165,7 +165,7 @@ async function setUp(http2Impl: 'own' | 'node', env: Record<string, string> = {}
     limits: loadSettings(env).limits,
     lastResort: new LastResort(stats, logger),
     tracer: undefined,
-    quota: { streams: quota, maxStreamsPerConnection: 2 },
+    quota: { streams: quota, maxStreamsPerConnection: 2, maxBucketIdBytes: 1024 },
   });
   const port = await server.listen();
   let isShut = false;

@@ -56,7 +56,7 @@ test('a report of 700 usages is charged 700 usages of work on its connection', a
     limits: loadSettings({}).limits,
     lastResort: new LastResort(stats, logger),
     tracer: undefined,
-    quota: { streams: quota, maxStreamsPerConnection: 2 },
+    quota: { streams: quota, maxStreamsPerConnection: 2, maxBucketIdBytes: 1024 },
   });
   const port = await server.listen();
   cleanups.push(() => server.shutdown(0));

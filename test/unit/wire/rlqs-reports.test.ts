@@ -4,7 +4,11 @@
 import fc from 'fast-check';
 import { messageType } from '../../../src/lib/proto';
 import { decodeReports, RLQS_PROTO, UndecodableReport } from '../../../src/quota';
-import { BucketIdCache, decodeUsageReports } from '../../../src/server/wire/rlqs-reports';
+import {
+  BucketIdCache,
+  cachedIdCost,
+  decodeUsageReports,
+} from '../../../src/server/wire/rlqs-reports';
 
 const REPORTS = messageType(
   RLQS_PROTO,
@@ -142,4 +146,46 @@ test('the cache hands out one frozen id per bytes, and starts again past its bou
   of('c');
   expect(of('a')).not.toBe(a);
   expect(of('a')).toEqual(a);
+});
+
+test('a bucket id past RLQS_MAX_BUCKET_ID_BYTES is marked undecoded and never cached; the report goes on', () => {
+  const ledger = {
+    held: 0,
+    take: (n: number) => ((ledger.held += n), true),
+    give: (n: number) => void (ledger.held -= n),
+  };
+  const ids = new BucketIdCache(100, 64, ledger);
+  const long = { name: 'api', tenant: 'x'.repeat(100) };
+  const short = { name: 'api', tenant: 'acme' };
+  const decoded = decode(
+    encode({
+      domain: 'edge',
+      bucketQuotaUsages: [{ bucketId: { bucket: long } }, { bucketId: { bucket: short } }],
+    }),
+    ids,
+  ) as { bucketQuotaUsages: { bucketId?: unknown; oversizedBucketId?: unknown }[] };
+  const [first, second] = decoded.bucketQuotaUsages;
+  const longBytes =
+    bucketIdBytes('name', 'api').length + bucketIdBytes('tenant', long.tenant).length;
+  expect(first).toEqual({ oversizedBucketId: { bytes: longBytes, max: 64 } });
+  expect(plain(second?.bucketId)).toEqual({ bucket: short });
+  // Only the short id was cached, and charged: its bytes twice and an entry's overhead.
+  const shortBytes = bucketIdBytes('name', 'api').length + bucketIdBytes('tenant', 'acme').length;
+  expect(ledger.held).toBe(cachedIdCost(shortBytes));
+  ids.clear();
+  expect(ledger.held).toBe(0);
+});
+
+test('an id the ledger refuses is decoded at each report, not kept', () => {
+  const ledger = { take: () => false, give: () => undefined };
+  const ids = new BucketIdCache(100, 1024, ledger);
+  const bytes = encode({
+    domain: 'edge',
+    bucketQuotaUsages: [{ bucketId: { bucket: { name: 'a' } } }],
+  });
+  type Decoded = { bucketQuotaUsages: { bucketId: unknown }[] };
+  const first = (decode(bytes, ids) as Decoded).bucketQuotaUsages[0]?.bucketId;
+  const again = (decode(bytes, ids) as Decoded).bucketQuotaUsages[0]?.bucketId;
+  expect(again).not.toBe(first);
+  expect(again).toEqual(first);
 });
