@@ -44,6 +44,11 @@ export const STAT = Object.freeze({
   tlsClientSanRefused: 'ratelimit.tls.grpc_server.client_san_refused',
   /** TLS handshakes that failed: a plaintext client, no or an untrusted client certificate. */
   tlsHandshakeError: 'ratelimit.tls.grpc_server.handshake_error',
+  /**
+   * Streams and connections the server ended to protect the others, by reason (snake_case):
+   * `message_deadline`, `first_message_deadline`, `slow_reader`, `unsent_share`.
+   */
+  serverRefused: (reason: string) => `ratelimit.server.refused.${reason}`,
   totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
   responseTime: (method: string) => `ratelimit_server.${method}.response_time`,
 });

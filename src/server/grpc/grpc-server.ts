@@ -32,12 +32,14 @@ import {
 } from './rls-method';
 import { routeCalls, type MethodHandler } from './router';
 import { RlqsMethod, STREAM_RATE_LIMIT_QUOTAS, type QuotaStreams } from './rlqs-method';
+import { Refusals } from './refusals';
 import { Sessions } from './sessions';
 import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
 import { createNodeHttp2SecureServer, createNodeHttp2Server, serveOnNodeHttp2 } from './node-http2';
 import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
 import { expireBody, type BodyWait, type UnaryReading } from './unary';
+import { UnsentBytes } from './unsent-bytes';
 
 export interface GrpcServerOptions {
   readonly settings: GrpcListenerSettings;
@@ -72,6 +74,7 @@ export class RateLimitGrpcServer {
   private readonly bodyTimeouts: TimeoutQueue<BodyWait>;
   private readonly deadlines = new Deadlines(deadlinePassed);
   private readonly rlqs: RlqsMethod | undefined;
+  private readonly unsent: UnsentBytes;
 
   constructor(private readonly options: GrpcServerOptions) {
     const { engine, health, stats, logger, limits, lastResort, tracer } = options;
@@ -85,7 +88,19 @@ export class RateLimitGrpcServer {
       bodyTimeouts: this.bodyTimeouts,
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
-    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading, tracer });
+    const refusals = new Refusals(stats, logger);
+    this.unsent = new UnsentBytes(connection, refusals);
+    this.rlqs =
+      options.quota &&
+      new RlqsMethod({
+        ...options.quota,
+        ...reading,
+        tracer,
+        messageTimeoutMs: connection.messageTimeoutMs,
+        firstMessageTimeoutMs: connection.firstMessageTimeoutMs,
+        unsent: this.unsent,
+        refusals,
+      });
     const leastConnectionBytes = limits.request.maxRequestBytes + 5;
     this.sessions = new Sessions(
       { ...options.settings, ...connection, leastConnectionBytes },
@@ -222,5 +237,6 @@ export class RateLimitGrpcServer {
     await drained;
     this.bodyTimeouts.clear();
     this.deadlines.clear();
+    this.unsent.clear();
   }
 }

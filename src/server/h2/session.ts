@@ -53,6 +53,17 @@ const GOAWAY_PING_MS = 1000;
 /** The opaque data of the PING that follows the first GOAWAY. */
 const GOAWAY_PING = Buffer.from('goaway!!', 'latin1');
 
+/** Calls `listener` once, when `socket` has written all it held (or closed). */
+export function whenDrained(socket: net.Socket, listener: () => void): void {
+  const done = (): void => {
+    socket.off('drain', done);
+    socket.off('close', done);
+    listener();
+  };
+  socket.on('drain', done);
+  socket.on('close', done);
+}
+
 function endSocketSoon(socket: net.Socket): void {
   socket.end();
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
@@ -173,6 +184,24 @@ export class H2Session extends EventEmitter {
       this.finalGoaway();
     }, GOAWAY_PING_MS);
     this.goawayTimer.unref();
+  }
+
+  get unsentBytes(): number {
+    return this.socket.writableLength + this.output.pendingBytes;
+  }
+
+  onceDrained(listener: () => void): void {
+    whenDrained(this.socket, listener);
+  }
+
+  cut(code: number): void {
+    if (this.destroyed) return;
+    this.output.frameOfWords(FrameType.GOAWAY, 0, this.streams.lastId, code);
+    this.flush();
+    clearTimeout(this.goawayTimer);
+    this.closed = true;
+    // Not ended, to wait for a FIN: the client does not read, and what it left unread goes now.
+    this.socket.destroy();
   }
 
   /** Cuts the connection now; its streams close unanswered. */
