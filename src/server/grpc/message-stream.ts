@@ -106,7 +106,7 @@ export class MessageStream {
       if (this.wanted === 0) return at;
     }
     const take = Math.min(chunk.length - at, this.wanted - held.length);
-    this.append(chunk.subarray(at, at + take));
+    this.append(take === chunk.length ? chunk : chunk.subarray(at, at + take));
     at += take;
     if (held.length < this.wanted) return at;
     const whole = held.copy();
