@@ -159,14 +159,22 @@ class StreamSink implements QuotaStreamSink {
   }
 }
 
-/**
- * One stream's reports being read, and its entry in a deadline queue: the first report's
- * (RLQS_FIRST_MESSAGE_TIMEOUT from the opening) until one is whole, then, while a report is
- * partly in, that report's (MESSAGE_TIMEOUT from its first byte).
- */
-class ReportsRead implements Waiting {
+/** One of a stream's deadlines, as an entry of its queue. */
+class ReportWait implements Waiting {
   dueMs = 0;
   queuedAt = -1;
+
+  constructor(readonly read: ReportsRead) {}
+}
+
+/**
+ * One stream's reports being read, and its two deadlines: the first report's
+ * (RLQS_FIRST_MESSAGE_TIMEOUT from the opening) until one is whole, and, while a report is
+ * partly in, that report's (MESSAGE_TIMEOUT from the chunk that began it).
+ */
+class ReportsRead {
+  readonly first = new ReportWait(this);
+  readonly part = new ReportWait(this);
   /** A whole report has come: the first report's deadline is met. */
   hasReport = false;
 
@@ -183,15 +191,15 @@ export class RlqsMethod {
   private readonly open = new Map<H2Stream, QuotaStream>();
   private readonly perConnection = new WeakMap<H2Connection, number>();
   /** Streams whose first report is not yet whole; one length each, so one timer each. */
-  private readonly firstReports: TimeoutQueue<ReportsRead>;
-  private readonly partReports: TimeoutQueue<ReportsRead>;
+  private readonly firstReports: TimeoutQueue<ReportWait>;
+  private readonly partReports: TimeoutQueue<ReportWait>;
 
   constructor(private readonly options: RlqsMethodOptions) {
-    this.firstReports = new TimeoutQueue(options.firstMessageTimeoutMs, (read) => {
-      this.expire(read, 'first_message_deadline');
+    this.firstReports = new TimeoutQueue(options.firstMessageTimeoutMs, (wait) => {
+      this.expire(wait.read, 'first_message_deadline');
     });
-    this.partReports = new TimeoutQueue(options.messageTimeoutMs, (read) => {
-      this.expire(read, 'message_deadline');
+    this.partReports = new TimeoutQueue(options.messageTimeoutMs, (wait) => {
+      this.expire(wait.read, 'message_deadline');
     });
   }
 
@@ -216,7 +224,7 @@ export class RlqsMethod {
     this.open.set(stream, quotaStream);
     const messages = new MessageStream(encoding, this.options.maxRequestBytes);
     const read = new ReportsRead(stream, quotaStream, sink, messages);
-    this.firstReports.add(read);
+    this.firstReports.add(read.first);
     const ids = new BucketIdCache(CACHED_BUCKET_IDS);
     stream.on('data', (chunk: Buffer) => {
       if (quotaStream.isEnded) return;
@@ -245,26 +253,27 @@ export class RlqsMethod {
 
   /**
    * The deadlines after a chunk that completed `count` reports: the first report's is met by
-   * one; a report left partly in has its own, from the chunk that began it.
+   * one; a report left partly in has its own, from the chunk that began it (a first report
+   * partly in has both, and the earlier ends the stream).
    */
   private rearm(read: ReportsRead, count: number): void {
-    if (!read.hasReport) {
-      if (count === 0) return;
+    if (count > 0 && !read.hasReport) {
       read.hasReport = true;
-      this.firstReports.remove(read);
+      this.firstReports.remove(read.first);
     }
+    const { part } = read;
     if (!read.messages.isCut) {
-      if (read.queuedAt >= 0) this.partReports.remove(read);
-    } else if (count > 0 || read.queuedAt < 0) {
-      this.partReports.remove(read);
-      this.partReports.add(read);
+      if (part.queuedAt >= 0) this.partReports.remove(part);
+    } else if (count > 0 || part.queuedAt < 0) {
+      this.partReports.remove(part);
+      this.partReports.add(part);
     }
   }
 
-  /** Out of the deadline queues (a stream not in one is left alone). */
+  /** Out of the deadline queues. */
   private settle(read: ReportsRead): void {
-    this.firstReports.remove(read);
-    this.partReports.remove(read);
+    this.firstReports.remove(read.first);
+    this.partReports.remove(read.part);
   }
 
   /** A deadline passed: the stream ends DEADLINE_EXCEEDED and lets its bytes go. */
