@@ -214,7 +214,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
     'gRPC requests holding bytes while unfinished (a body or header block in several frames) across all connections; one connection may hold 1/32 of it; past either, the stream is refused `REFUSED_STREAM` (new)',
   HEADER_TIMEOUT: 'time to send the connection preface, headers and body (new)',
   MESSAGE_TIMEOUT:
-    'time for a streaming call\'s message (an RLQS report) to arrive in full once its first byte has; past it the stream ends `DEADLINE_EXCEEDED` naming this setting and its bytes are let go (new)',
+    "time for a streaming call's message (an RLQS report) to arrive in full once its first byte has; past it the stream ends `DEADLINE_EXCEEDED` naming this setting and its bytes are let go (new)",
   RLQS_FIRST_MESSAGE_TIMEOUT:
     'time for an RLQS stream to send its first whole report once opened (Envoy sends it at once); past it the stream ends `DEADLINE_EXCEEDED` naming this setting (new)',
   IDLE_TIMEOUT: 'an idle connection is closed after this long (new)',

@@ -13,7 +13,7 @@
 // its stream as responses arrive (its gRPC client hands each message to
 // onReceiveMessage), so what waits for it is at most what is in flight.
 import net from 'node:net';
-import http2 from 'node:http2';
+import type http2 from 'node:http2';
 import { messageType } from '../../src/lib/proto';
 import { RLQS_PROTO } from '../../src/quota';
 import { eventually } from '../helpers/eventually';

@@ -90,17 +90,7 @@ export class RateLimitGrpcServer {
     this.healthService = new GrpcHealthService({ health, stats, reading });
     const refusals = new Refusals(stats, logger);
     this.unsent = new UnsentBytes(connection, refusals);
-    this.rlqs =
-      options.quota &&
-      new RlqsMethod({
-        ...options.quota,
-        ...reading,
-        tracer,
-        messageTimeoutMs: connection.messageTimeoutMs,
-        firstMessageTimeoutMs: connection.firstMessageTimeoutMs,
-        unsent: this.unsent,
-        refusals,
-      });
+    this.rlqs = this.rlqsMethod(reading, refusals);
     const leastConnectionBytes = limits.request.maxRequestBytes + 5;
     this.sessions = new Sessions(
       { ...options.settings, ...connection, leastConnectionBytes },
@@ -141,6 +131,21 @@ export class RateLimitGrpcServer {
     // client's problem, reported to it by the handshake; nothing here to log per attempt.
     // A handshake that fails is the client's problem, reported to it by the handshake.
     this.server.on('tlsClientError', ignore);
+  }
+
+  /** StreamRateLimitQuotas, when the quota service is on. */
+  private rlqsMethod(reading: UnaryReading, refusals: Refusals): RlqsMethod | undefined {
+    const { quota, tracer, limits } = this.options;
+    if (quota === undefined) return undefined;
+    return new RlqsMethod({
+      ...quota,
+      ...reading,
+      tracer,
+      messageTimeoutMs: limits.connection.messageTimeoutMs,
+      firstMessageTimeoutMs: limits.connection.firstMessageTimeoutMs,
+      unsent: this.unsent,
+      refusals,
+    });
   }
 
   /** What becomes of each connection and call, on either HTTP/2. */

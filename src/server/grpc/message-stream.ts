@@ -41,7 +41,7 @@ export class MessageStream {
     let at = 0;
     if (this.held !== undefined) {
       at = this.fill(chunk, out);
-      if (this.held !== undefined) return out;
+      if (this.isCut) return out;
     }
     // Whole messages are read where they lie in the chunk: the common case copies nothing.
     while (chunk.length - at >= PREFIX_BYTES) {
@@ -62,6 +62,11 @@ export class MessageStream {
   /** Whether the body ended in the middle of a message. */
   get isCut(): boolean {
     return this.held !== undefined;
+  }
+
+  /** Whether the held message's length is known. */
+  private get isPrefixIn(): boolean {
+    return this.wanted !== 0;
   }
 
   /** Lets the unfinished message go (its stream closed): its memory is the system's again. */
@@ -100,10 +105,9 @@ export class MessageStream {
   private fill(chunk: Buffer, out: FramedMessage[]): number {
     const held = this.held as HeldBytes;
     let at = 0;
-    if (this.wanted === 0) {
+    if (!this.isPrefixIn) {
       at = Math.min(chunk.length, PREFIX_BYTES - held.length);
-      this.append(chunk.subarray(0, at));
-      if (this.wanted === 0) return at;
+      if (!this.append(chunk.subarray(0, at))) return at;
     }
     const take = Math.min(chunk.length - at, this.wanted - held.length);
     this.append(take === chunk.length ? chunk : chunk.subarray(at, at + take));
@@ -115,15 +119,20 @@ export class MessageStream {
     return at;
   }
 
-  /** Appends to the held message; its prefix, once complete, gives the length wanted. */
-  private append(bytes: Buffer): void {
+  /**
+   * Appends to the held message; its prefix, once complete, gives the length wanted. Returns
+   * whether that length is known.
+   */
+  private append(bytes: Buffer): boolean {
     const held = this.held as HeldBytes;
     const before = held.length;
     // What must be held is held: the buffer budget (keepOnly) bounds it, not the mapped stores.
     held.append(bytes, true);
-    if (this.wanted !== 0 || held.length < PREFIX_BYTES) return;
-    bytes.copy(this.prefix, before, 0, PREFIX_BYTES - before);
-    if (before > 0) held.copyTo(this.prefix);
+    if (this.isPrefixIn) return true;
+    if (held.length < PREFIX_BYTES) return false;
+    if (before === 0) bytes.copy(this.prefix, 0, 0, PREFIX_BYTES);
+    else held.copyTo(this.prefix);
     this.wanted = this.framedLength(this.prefix, 0);
+    return true;
   }
 }

@@ -167,7 +167,7 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
 
   onceDrained(listener: () => void): void {
     // The session's socket proxy lends on/off; it forbids writing and reading only.
-    whenDrained(this.node.socket as net.Socket, listener);
+    whenDrained(this.node.socket, listener);
   }
 
   cut(code: number): void {

@@ -6,10 +6,7 @@ import { STAT, type Counter, type StatsStore } from '../../stats';
 
 /** Why the server ended a stream or a connection; the counter's last segment. */
 export type RefusalReason =
-  | 'message_deadline'
-  | 'first_message_deadline'
-  | 'slow_reader'
-  | 'unsent_share';
+  'message_deadline' | 'first_message_deadline' | 'slow_reader' | 'unsent_share';
 
 /** A reason's warning is written again at most this often. */
 const LOG_EVERY_MS = 60_000;

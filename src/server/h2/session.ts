@@ -18,6 +18,7 @@ import {
 import type { H2Headers } from './hpack';
 import { CONNECTION_WINDOW, ReceiveSide } from './receive-side';
 import { ConnectionLimits } from './limits';
+import { whenDrained } from './drained';
 import { Output } from './output';
 import { FrameReader } from './reader';
 import { SendSide } from './send-side';
@@ -52,17 +53,6 @@ const LINGER_MS = 1000;
 const GOAWAY_PING_MS = 1000;
 /** The opaque data of the PING that follows the first GOAWAY. */
 const GOAWAY_PING = Buffer.from('goaway!!', 'latin1');
-
-/** Calls `listener` once, when `socket` has written all it held (or closed). */
-export function whenDrained(socket: net.Socket, listener: () => void): void {
-  const done = (): void => {
-    socket.off('drain', done);
-    socket.off('close', done);
-    listener();
-  };
-  socket.on('drain', done);
-  socket.on('close', done);
-}
 
 function endSocketSoon(socket: net.Socket): void {
   socket.end();
