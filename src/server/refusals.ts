@@ -7,7 +7,11 @@ import { STAT, type Counter, type StatsStore } from '../stats';
 /** Why a connection was refused or closed at accept. */
 export type ConnectionRefusal = 'connections_total' | 'connections_per_peer';
 
-export type RefusalReason = ConnectionRefusal | BudgetRefusal;
+/** Why the server ended a stream or a connection that held what other clients need. */
+export type StreamRefusal =
+  'message_deadline' | 'first_message_deadline' | 'slow_reader' | 'unsent_share';
+
+export type RefusalReason = ConnectionRefusal | BudgetRefusal | StreamRefusal;
 
 /** Every reason, in the order the status page lists them. */
 export const REFUSAL_REASONS: readonly RefusalReason[] = Object.freeze([
@@ -19,6 +23,10 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = Object.freeze([
   'buffered_bytes_total',
   'buffered_bytes_per_peer',
   'buffered_bytes_per_connection',
+  'message_deadline',
+  'first_message_deadline',
+  'slow_reader',
+  'unsent_share',
 ]);
 
 /** A peer is named in the log at most this often. */
@@ -48,6 +56,11 @@ export class Refusals {
 
   /** Counts a refusal of `peer` (an address) for `reason`; logs it unless the peer was lately. */
   readonly refuse = (reason: RefusalReason, peer: string): void => {
+    this.note(reason, 'refused a client past a bound of the service', peer);
+  };
+
+  /** As refuse(), with the words of the line: what was ended, and why. */
+  note(reason: RefusalReason, message: string, peer: string): void {
     this.counters[reason].inc();
     const now = performance.now();
     const last = this.logged.get(peer);
@@ -56,12 +69,12 @@ export class Refusals {
       return;
     }
     if (last === undefined && this.logged.size >= MAX_LOGGED_PEERS) this.logged.clear();
-    this.logger.warn('refused a client past a bound of the service', {
+    this.logger.warn(message, {
       peer,
       reason,
       refusedSinceLastLine: last?.since ?? 0,
       statistic: STAT.refused(reason),
     });
     this.logged.set(peer, { atMs: now, since: 0 });
-  };
+  }
 }

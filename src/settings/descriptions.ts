@@ -220,6 +220,16 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
     'client connections of the gRPC, HTTP and debug listeners together; past it a new one is refused at accept unless its peer holds less than its fair share, which then closes a connection of the peer holding the most (new)',
   MAX_CONNECTIONS_PER_PEER:
     'client connections from one peer address; past it a new one is refused at accept (new)',
+  MESSAGE_TIMEOUT:
+    "time for a streaming call's message (an RLQS report) to arrive in full once its first byte has; past it the stream ends `DEADLINE_EXCEEDED` naming this setting and its bytes are let go (new)",
+  RLQS_FIRST_MESSAGE_TIMEOUT:
+    'time for an RLQS stream to send its first whole report once opened (Envoy sends it at once); past it the stream ends `DEADLINE_EXCEEDED` naming this setting (new)',
+  GRPC_MAX_UNSENT_BYTES_PER_CONNECTION:
+    'bytes written to one gRPC connection that its client has not read; past it, RLQS assignments for it wait (the newest per bucket kept) until it drains (new)',
+  GRPC_MAX_UNSENT_BYTES:
+    'the same across all connections; past it, the connection holding more than 1/32 of it is cut first (GOAWAY, then closed) (new)',
+  GRPC_UNSENT_TIMEOUT:
+    'a connection past `GRPC_MAX_UNSENT_BYTES_PER_CONNECTION` this long without draining gets GOAWAY and is closed (new)',
   // quota (RLQS, docs/rlqs.md)
   RLQS_MAX_BUCKETS_PER_STREAM:
     'buckets one RLQS stream may watch; further ones get no assignment and are counted (new)',

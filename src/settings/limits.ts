@@ -24,11 +24,21 @@ export const LIMITS = group('', {
   // or two, and the kernel allows about 65,000 (vm.max_map_count): hence the most.
   GRPC_MAX_BUFFERED_REQUESTS: int(10_000, 32, 20_000),
   HEADER_TIMEOUT: duration('10s'),
+  // A streaming call's message, from its first byte to its last.
+  MESSAGE_TIMEOUT: duration('10s'),
+  // An RLQS stream's first report, from the stream's opening: Envoy sends it at once.
+  RLQS_FIRST_MESSAGE_TIMEOUT: duration('10s'),
   IDLE_TIMEOUT: duration('5m'),
   // Client connections of every listener together, and from one peer address; sized from what
   // an idle connection costs (docs/reliability.md, "Connections").
   MAX_CONNECTIONS: int(20_000, 1, 1_000_000),
   MAX_CONNECTIONS_PER_PEER: int(2_000, 1, 1_000_000),
+  // Bytes written to one connection and not yet taken by its client (its socket's queue).
+  GRPC_MAX_UNSENT_BYTES_PER_CONNECTION: int(4 * 1024 * 1024, 64 * 1024, 2 ** 40),
+  // The same, all connections together; one holding more than 1/32 of it is cut first.
+  GRPC_MAX_UNSENT_BYTES: int(64 * 1024 * 1024, 1024 * 1024, 2 ** 40),
+  // How long a connection may stay past its unsent bound without draining before it is cut.
+  GRPC_UNSENT_TIMEOUT: duration('20s'),
 });
 
 export function limitsSettings(
@@ -36,7 +46,13 @@ export function limitsSettings(
   problems: SettingsProblem[],
 ): LimitsSettings {
   // 0 would turn a timeout off, which is what it exists to prevent.
-  for (const name of ['HEADER_TIMEOUT', 'IDLE_TIMEOUT'] as const) {
+  for (const name of [
+    'HEADER_TIMEOUT',
+    'MESSAGE_TIMEOUT',
+    'RLQS_FIRST_MESSAGE_TIMEOUT',
+    'IDLE_TIMEOUT',
+    'GRPC_UNSENT_TIMEOUT',
+  ] as const) {
     if (l[name] <= 0)
       problems.push({
         setting: name,
@@ -63,9 +79,14 @@ export function limitsSettings(
       maxBufferedBytes: l.GRPC_MAX_BUFFERED_BYTES,
       maxBufferedRequests: l.GRPC_MAX_BUFFERED_REQUESTS,
       headerTimeoutMs: l.HEADER_TIMEOUT,
+      messageTimeoutMs: l.MESSAGE_TIMEOUT,
+      firstMessageTimeoutMs: l.RLQS_FIRST_MESSAGE_TIMEOUT,
       idleTimeoutMs: l.IDLE_TIMEOUT,
       maxConnections: l.MAX_CONNECTIONS,
       maxConnectionsPerPeer: Math.min(l.MAX_CONNECTIONS_PER_PEER, l.MAX_CONNECTIONS),
+      maxUnsentBytesPerConnection: l.GRPC_MAX_UNSENT_BYTES_PER_CONNECTION,
+      maxUnsentBytes: l.GRPC_MAX_UNSENT_BYTES,
+      unsentTimeoutMs: l.GRPC_UNSENT_TIMEOUT,
     },
   });
 }
@@ -85,7 +106,12 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
   maxBufferedBytes: LIMITS.fields.GRPC_MAX_BUFFERED_BYTES.defaultValue,
   maxBufferedRequests: LIMITS.fields.GRPC_MAX_BUFFERED_REQUESTS.defaultValue,
   headerTimeoutMs: LIMITS.fields.HEADER_TIMEOUT.defaultValue,
+  messageTimeoutMs: LIMITS.fields.MESSAGE_TIMEOUT.defaultValue,
+  firstMessageTimeoutMs: LIMITS.fields.RLQS_FIRST_MESSAGE_TIMEOUT.defaultValue,
   idleTimeoutMs: LIMITS.fields.IDLE_TIMEOUT.defaultValue,
   maxConnections: LIMITS.fields.MAX_CONNECTIONS.defaultValue,
   maxConnectionsPerPeer: LIMITS.fields.MAX_CONNECTIONS_PER_PEER.defaultValue,
+  maxUnsentBytesPerConnection: LIMITS.fields.GRPC_MAX_UNSENT_BYTES_PER_CONNECTION.defaultValue,
+  maxUnsentBytes: LIMITS.fields.GRPC_MAX_UNSENT_BYTES.defaultValue,
+  unsentTimeoutMs: LIMITS.fields.GRPC_UNSENT_TIMEOUT.defaultValue,
 });

@@ -298,12 +298,25 @@ export interface ConnectionLimits {
   readonly maxBufferedRequests: number;
   /** Time a client has to send a request in full (and, on HTTP/2, a new connection's preface). */
   readonly headerTimeoutMs: number;
+  /** A streaming call's message must arrive in full within this of its first byte. */
+  readonly messageTimeoutMs: number;
+  /** An RLQS stream must send its first whole report within this of opening. */
+  readonly firstMessageTimeoutMs: number;
   /** An open connection with nothing in flight for this long is closed. */
   readonly idleTimeoutMs: number;
   /** Client connections of all listeners together (MAX_CONNECTIONS). */
   readonly maxConnections: number;
   /** Client connections from one peer address (MAX_CONNECTIONS_PER_PEER), at most the total. */
   readonly maxConnectionsPerPeer: number;
+  /**
+   * Bytes written to one connection that its client has not taken: past it, messages the
+   * server starts (RLQS assignments) wait, the newest per bucket kept.
+   */
+  readonly maxUnsentBytesPerConnection: number;
+  /** The same across all connections; the connection holding most past its share is cut. */
+  readonly maxUnsentBytes: number;
+  /** A connection past its unsent bound for this long without draining is cut. */
+  readonly unsentTimeoutMs: number;
 }
 
 export interface LimitsSettings {

@@ -34,13 +34,14 @@ import { routeCalls, type MethodHandler } from './router';
 import { RlqsMethod, STREAM_RATE_LIMIT_QUOTAS, type QuotaStreams } from './rlqs-method';
 import { Sessions, type SessionEvents } from './sessions';
 import type { ConnectionGate } from '../connection-gate';
-import type { Refusals } from '../refusals';
+import { Refusals } from '../refusals';
 import { STAT } from '../../stats';
 import { Deadlines } from './deadlines';
 import { TimeoutQueue } from './timeout-queue';
 import { createNodeHttp2SecureServer, createNodeHttp2Server, serveOnNodeHttp2 } from './node-http2';
 import { createSecureGrpcServer, type SecureGrpcServer } from './tls/secure-server';
 import { expireBody, type BodyWait, type UnaryReading } from './unary';
+import { UnsentBytes } from './unsent-bytes';
 
 export interface GrpcServerOptions {
   readonly settings: GrpcListenerSettings;
@@ -83,6 +84,7 @@ export class RateLimitGrpcServer {
   private readonly bodyTimeouts: TimeoutQueue<BodyWait>;
   private readonly deadlines = new Deadlines(deadlinePassed);
   private readonly rlqs: RlqsMethod | undefined;
+  private readonly unsent: UnsentBytes;
 
   constructor(private readonly options: GrpcServerOptions) {
     const { engine, health, stats, logger, limits, lastResort, tracer } = options;
@@ -96,7 +98,9 @@ export class RateLimitGrpcServer {
       bodyTimeouts: this.bodyTimeouts,
     };
     this.healthService = new GrpcHealthService({ health, stats, reading });
-    this.rlqs = options.quota && new RlqsMethod({ ...options.quota, ...reading, tracer });
+    const refusals = options.refusals ?? new Refusals(stats, logger);
+    this.unsent = new UnsentBytes(connection, refusals);
+    this.rlqs = this.rlqsMethod(reading, refusals);
     const leastConnectionBytes = limits.request.maxRequestBytes + 5;
     this.sessions = new Sessions(
       { ...options.settings, ...connection, leastConnectionBytes },
@@ -150,6 +154,21 @@ export class RateLimitGrpcServer {
         idleClosed.inc();
       },
     };
+  }
+
+  /** StreamRateLimitQuotas, when the quota service is on. */
+  private rlqsMethod(reading: UnaryReading, refusals: Refusals): RlqsMethod | undefined {
+    const { quota, tracer, limits } = this.options;
+    if (quota === undefined) return undefined;
+    return new RlqsMethod({
+      ...quota,
+      ...reading,
+      tracer,
+      messageTimeoutMs: limits.connection.messageTimeoutMs,
+      firstMessageTimeoutMs: limits.connection.firstMessageTimeoutMs,
+      unsent: this.unsent,
+      refusals,
+    });
   }
 
   /** What becomes of each connection and call, on either HTTP/2. */
@@ -246,5 +265,6 @@ export class RateLimitGrpcServer {
     await drained;
     this.bodyTimeouts.clear();
     this.deadlines.clear();
+    this.unsent.clear();
   }
 }

@@ -21,6 +21,7 @@ import {
   type H2Session,
   type H2SessionOptions,
   type OutgoingHeaders,
+  whenDrained,
 } from '../h2';
 
 /** What follows a stream's DATA: its end, its trailers, or (undefined) more DATA. */
@@ -161,6 +162,22 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
 
   holdWaiting(requests: number): boolean {
     return this.budget === undefined || this.budget.takeWaiting(requests);
+  }
+
+  /** What node has handed its socket and the client has not taken (nghttp2's own queue aside). */
+  get unsentBytes(): number {
+    return this.node.socket.writableLength;
+  }
+
+  onceDrained(listener: () => void): void {
+    // The session's socket proxy lends on/off; it forbids writing and reading only.
+    whenDrained(this.node.socket, listener);
+  }
+
+  cut(code: number): void {
+    if (this.node.destroyed) return;
+    this.node.goaway(code);
+    this.node.destroy();
   }
 
   /** node:http2 reads what a socket read gives it: it has no turn budget to count against. */

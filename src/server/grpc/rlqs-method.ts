@@ -16,9 +16,12 @@ import {
 } from '../../quota';
 import { MessageStream } from './message-stream';
 import { ACCEPT_ENCODING, CallError, encodeStatusMessage, GrpcStatus } from './protocol';
+import type { RefusalReason, Refusals } from '../refusals';
 import { sendStatus } from './replies';
 import type { MethodHandler } from './router';
+import { TimeoutQueue, type Waiting } from './timeout-queue';
 import { startTracedStream, type TracedStream } from './traced-call';
+import type { UnsentBytes } from './unsent-bytes';
 
 export { STREAM_RATE_LIMIT_QUOTAS };
 
@@ -36,6 +39,14 @@ export interface RlqsMethodOptions {
   readonly maxStreamsPerConnection: number;
   /** RLQS_MAX_BUCKET_ID_BYTES: a longer bucket id is refused before it is decoded. */
   readonly maxBucketIdBytes: number;
+  /** MESSAGE_TIMEOUT: a report begun must be whole within it. */
+  readonly messageTimeoutMs: number;
+  /** RLQS_FIRST_MESSAGE_TIMEOUT: a stream's first report must be whole within it. */
+  readonly firstMessageTimeoutMs: number;
+  /** The bound on what waits for clients that do not read (GRPC_MAX_UNSENT_BYTES*). */
+  readonly unsent: UnsentBytes;
+  /** Where streams ended for the deadlines above are counted and logged. */
+  readonly refusals: Refusals;
   /** A span per stream while TRACING_ENABLED is true. */
   readonly tracer?: RequestTracer | undefined;
 }
@@ -94,8 +105,13 @@ function frame(message: Uint8Array): Buffer {
 /** The quota service's view of one H2 stream. */
 class StreamSink implements QuotaStreamSink {
   private ending: { code: GrpcStatus; message: string } | undefined;
+  /** What was due and refused for a connection not reading is sent once it drains. */
+  retry: () => void = () => undefined;
 
-  constructor(private readonly stream: H2Stream) {}
+  constructor(
+    private readonly stream: H2Stream,
+    private readonly unsent: UnsentBytes,
+  ) {}
 
   send(actions: readonly BucketAction[]): void {
     const { stream } = this;
@@ -112,30 +128,82 @@ class StreamSink implements QuotaStreamSink {
       });
     }
     stream.write(frame(encodeResponse(actions)));
+    this.unsent.wrote(stream.session);
   }
 
   end(status: QuotaStatus, message: string): void {
+    this.endWith(STATUS[status], message);
+  }
+
+  /** Ends the stream with any gRPC status (the quota service's statuses are a few of them). */
+  endWith(code: GrpcStatus, message: string): void {
     const { stream } = this;
     if (stream.closed) return;
     if (!stream.headersSent) {
-      sendStatus(stream, STATUS[status], message);
+      sendStatus(stream, code, message);
       return;
     }
-    this.ending = { code: STATUS[status], message };
+    this.ending = { code, message };
     stream.end();
   }
 
+  /**
+   * Flow control windows say what the client may be sent; its socket says what it reads. A
+   * connection past its unsent bound is written nothing the server starts until it drains:
+   * the quota stream keeps what is due, one entry per bucket, and what is sent then is the
+   * newest assignment of each.
+   */
   canSend(): boolean {
-    return this.stream.bufferedBytes < MAX_UNREAD_BYTES;
+    const { stream } = this;
+    return (
+      stream.bufferedBytes < MAX_UNREAD_BYTES && this.unsent.mayWrite(stream.session, this.retry)
+    );
   }
+}
+
+/** One of a stream's deadlines, as an entry of its queue. */
+class ReportWait implements Waiting {
+  dueMs = 0;
+  queuedAt = -1;
+
+  constructor(readonly read: ReportsRead) {}
+}
+
+/**
+ * One stream's reports being read, and its two deadlines: the first report's
+ * (RLQS_FIRST_MESSAGE_TIMEOUT from the opening) until one is whole, and, while a report is
+ * partly in, that report's (MESSAGE_TIMEOUT from the chunk that began it).
+ */
+class ReportsRead {
+  readonly first = new ReportWait(this);
+  readonly part = new ReportWait(this);
+  /** A whole report has come: the first report's deadline is met. */
+  hasReport = false;
+
+  constructor(
+    readonly stream: H2Stream,
+    readonly quotaStream: QuotaStream,
+    readonly sink: StreamSink,
+    readonly messages: MessageStream,
+  ) {}
 }
 
 /** The method, and the streams it serves (ended when their connection or the server closes). */
 export class RlqsMethod {
   private readonly open = new Map<H2Stream, QuotaStream>();
   private readonly perConnection = new WeakMap<H2Connection, number>();
+  /** Streams whose first report is not yet whole; one length each, so one timer each. */
+  private readonly firstReports: TimeoutQueue<ReportWait>;
+  private readonly partReports: TimeoutQueue<ReportWait>;
 
-  constructor(private readonly options: RlqsMethodOptions) {}
+  constructor(private readonly options: RlqsMethodOptions) {
+    this.firstReports = new TimeoutQueue(options.firstMessageTimeoutMs, (wait) => {
+      this.expire(wait.read, 'first_message_deadline');
+    });
+    this.partReports = new TimeoutQueue(options.messageTimeoutMs, (wait) => {
+      this.expire(wait.read, 'message_deadline');
+    });
+  }
 
   readonly handler: MethodHandler = (stream, headers, encoding) => {
     const { maxStreamsPerConnection, tracer } = this.options;
@@ -150,26 +218,81 @@ export class RlqsMethod {
     }
     const traced = tracer && startTracedStream(tracer, stream, headers);
     this.perConnection.set(stream.session, count + 1);
-    const quotaStream = this.options.streams.openStream(new StreamSink(stream), peerOf(stream));
+    const sink = new StreamSink(stream, this.options.unsent);
+    const quotaStream = this.options.streams.openStream(sink, peerOf(stream));
+    sink.retry = () => {
+      quotaStream.flush();
+    };
     this.open.set(stream, quotaStream);
     const messages = new MessageStream(encoding, this.options.maxRequestBytes);
+    const read = new ReportsRead(stream, quotaStream, sink, messages);
+    this.firstReports.add(read.first);
     const ids = new BucketIdCache(CACHED_BUCKET_IDS, this.options.maxBucketIdBytes, quotaStream);
     stream.on('data', (chunk: Buffer) => {
-      this.received(quotaStream, messages, chunk, { ids, traced, session: stream.session });
+      if (quotaStream.isEnded) return;
+      const count = this.received(quotaStream, messages, chunk, {
+        ids,
+        traced,
+        session: stream.session,
+      });
+      this.rearm(read, count);
       // Reports read are done with: a stream open for hours holds only its unfinished one.
       stream.keepOnly(messages.heldBytes);
     });
     stream.on('end', () => {
+      this.settle(read);
       if (messages.isCut) quotaStream.end('INVALID_ARGUMENT', 'the last message is cut short');
       else quotaStream.remoteEnded();
     });
     stream.once('close', () => {
+      this.settle(read);
+      messages.release();
       this.open.delete(stream);
       this.perConnection.set(stream.session, (this.perConnection.get(stream.session) ?? 1) - 1);
       quotaStream.closed();
       ids.clear();
     });
   };
+
+  /**
+   * The deadlines after a chunk that completed `count` reports: the first report's is met by
+   * one; a report left partly in has its own, from the chunk that began it (a first report
+   * partly in has both, and the earlier ends the stream).
+   */
+  private rearm(read: ReportsRead, count: number): void {
+    if (count > 0 && !read.hasReport) {
+      read.hasReport = true;
+      this.firstReports.remove(read.first);
+    }
+    const { part } = read;
+    if (!read.messages.isCut) {
+      if (part.queuedAt >= 0) this.partReports.remove(part);
+    } else if (count > 0 || part.queuedAt < 0) {
+      this.partReports.remove(part);
+      this.partReports.add(part);
+    }
+  }
+
+  /** Out of the deadline queues. */
+  private settle(read: ReportsRead): void {
+    this.firstReports.remove(read.first);
+    this.partReports.remove(read.part);
+  }
+
+  /** A deadline passed: the stream ends DEADLINE_EXCEEDED and lets its bytes go. */
+  private expire(read: ReportsRead, reason: RefusalReason): void {
+    const { stream, quotaStream, sink, messages } = read;
+    if (quotaStream.isEnded || stream.closed) return;
+    const message =
+      reason === 'first_message_deadline'
+        ? `no whole report within RLQS_FIRST_MESSAGE_TIMEOUT (${String(this.options.firstMessageTimeoutMs)} ms) of the stream's opening`
+        : `a report begun was not whole within MESSAGE_TIMEOUT (${String(this.options.messageTimeoutMs)} ms)`;
+    this.options.refusals.note(reason, `an RLQS stream was ended: ${message}`, peerOf(stream));
+    messages.release();
+    stream.keepOnly(0);
+    quotaStream.closed();
+    sink.endWith(GrpcStatus.DEADLINE_EXCEEDED, message);
+  }
 
   /** Ends the streams of a connection the server is closing (after its GOAWAY). */
   endStreamsOf(session: H2Connection): void {
@@ -181,6 +304,8 @@ export class RlqsMethod {
   close(): void {
     for (const quotaStream of this.open.values())
       quotaStream.end('UNAVAILABLE', 'the server is shutting down');
+    this.firstReports.clear();
+    this.partReports.clear();
   }
 
   private received(
@@ -192,10 +317,12 @@ export class RlqsMethod {
       traced,
       session,
     }: { ids: BucketIdCache; traced: TracedStream | undefined; session: H2Connection },
-  ): void {
+  ): number {
+    let count = 0;
     try {
       for (const message of messages.push(chunk)) {
-        if (quotaStream.isEnded) return;
+        count += 1;
+        if (quotaStream.isEnded) return count;
         const reports = decodeUsageReports(message.buf, message.start, message.end, ids);
         const usages = reports.bucketQuotaUsages?.length ?? 0;
         traced?.report(reports.domain, usages);
@@ -210,6 +337,7 @@ export class RlqsMethod {
         quotaStream.end('INTERNAL', 'internal error');
       }
     }
+    return count;
   }
 
   /** A framing error: too large is RESOURCE_EXHAUSTED, the rest the protocol's INTERNAL. */

@@ -96,6 +96,8 @@ export class HeldBytes {
   /** The bytes while they fit a pooled Buffer (or, past it, when no store could be had). */
   private heap: Buffer | undefined = undefined;
   private store: ArrayBuffer | undefined = undefined;
+  /** A view of the whole store that follows its length: one view, not one per append. */
+  private storeView: Uint8Array | undefined = undefined;
 
   /** @param maxBytes the most it may hold. */
   constructor(readonly maxBytes: number) {}
@@ -140,7 +142,7 @@ export class HeldBytes {
       const wanted = Math.max(end, store.byteLength + (store.byteLength >> 1), STEP_BYTES);
       store.resize(Math.min(this.maxBytes, wanted));
     }
-    new Uint8Array(store, this.used, bytes.length).set(bytes);
+    (this.storeView as Uint8Array).set(bytes, this.used);
     this.used = end;
     return true;
   }
@@ -168,6 +170,7 @@ export class HeldBytes {
     this.heap = undefined;
     if (this.store !== undefined) mapped.give(this.store);
     this.store = undefined;
+    this.storeView = undefined;
   }
 
   private view(): Uint8Array {
@@ -180,6 +183,7 @@ export class HeldBytes {
     const store = mapped.take(this.maxBytes);
     if (store === undefined) return false;
     this.store = store;
+    this.storeView = new Uint8Array(store);
     const heap = this.heap;
     this.heap = undefined;
     if (heap !== undefined && this.used > 0) {

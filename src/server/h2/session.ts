@@ -18,6 +18,7 @@ import {
 import type { H2Headers } from './hpack';
 import { CONNECTION_WINDOW, ReceiveSide } from './receive-side';
 import { ConnectionLimits } from './limits';
+import { whenDrained } from './drained';
 import { Output } from './output';
 import { FrameReader } from './reader';
 import { SendSide } from './send-side';
@@ -180,6 +181,24 @@ export class H2Session extends EventEmitter {
       this.finalGoaway();
     }, GOAWAY_PING_MS);
     this.goawayTimer.unref();
+  }
+
+  get unsentBytes(): number {
+    return this.socket.writableLength + this.output.pendingBytes;
+  }
+
+  onceDrained(listener: () => void): void {
+    whenDrained(this.socket, listener);
+  }
+
+  cut(code: number): void {
+    if (this.destroyed) return;
+    this.output.frameOfWords(FrameType.GOAWAY, 0, this.streams.lastId, code);
+    this.flush();
+    clearTimeout(this.goawayTimer);
+    this.closed = true;
+    // Not ended, to wait for a FIN: the client does not read, and what it left unread goes now.
+    this.socket.destroy();
   }
 
   /** Cuts the connection now; its streams close unanswered. */

@@ -41,6 +41,18 @@ export interface H2Connection {
    * next frames wait for a later turn.
    */
   chargeWork(bytes: number): void;
+  /**
+   * Bytes written and not yet taken by the client: what its socket queues, and what waits to
+   * be handed to it.
+   */
+  readonly unsentBytes: number;
+  /** Calls `listener` once, when the socket has handed the client all it held, or closed. */
+  onceDrained(listener: () => void): void;
+  /**
+   * GOAWAY with `code`, then the connection is cut at once, dropping what waits to be sent:
+   * for a client that does not read what it is sent.
+   */
+  cut(code: number): void;
 }
 
 export interface RespondOptions {

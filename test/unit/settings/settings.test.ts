@@ -724,9 +724,14 @@ describe('the limits section', () => {
         maxBufferedBytes: 64 * 1024 * 1024,
         maxBufferedRequests: 10_000,
         headerTimeoutMs: 10_000,
+        messageTimeoutMs: 10_000,
+        firstMessageTimeoutMs: 10_000,
         idleTimeoutMs: 300_000,
         maxConnections: 20_000,
         maxConnectionsPerPeer: 2_000,
+        maxUnsentBytesPerConnection: 4 * 1024 * 1024,
+        maxUnsentBytes: 64 * 1024 * 1024,
+        unsentTimeoutMs: 20_000,
       },
     });
   });
@@ -743,6 +748,15 @@ describe('the limits section', () => {
   it('refuses timeouts of 0, which would turn them off', () => {
     expect(() => loadSettings({ HEADER_TIMEOUT: '0', IDLE_TIMEOUT: '0s' })).toThrow(
       /HEADER_TIMEOUT: must be above 0[\s\S]*IDLE_TIMEOUT: must be above 0/,
+    );
+    expect(() =>
+      loadSettings({
+        MESSAGE_TIMEOUT: '0',
+        RLQS_FIRST_MESSAGE_TIMEOUT: '0s',
+        GRPC_UNSENT_TIMEOUT: '0ms',
+      }),
+    ).toThrow(
+      /MESSAGE_TIMEOUT: must be above 0[\s\S]*RLQS_FIRST_MESSAGE_TIMEOUT: must be above 0[\s\S]*GRPC_UNSENT_TIMEOUT: must be above 0/,
     );
   });
 });
