@@ -6,6 +6,7 @@
 // (source/extensions/filters/http/ratelimit/config.cc, createFilterFactoryFromProtoTyped:
 // PROTOBUF_GET_MS_OR_DEFAULT(proto_config, timeout, 20)).
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { parse } from 'yaml';
@@ -27,7 +28,10 @@ const RULES_FILE = path.join(MONITORING, 'ratelimit-alerts.yaml');
  * (xDS mode for ratelimit_xds_*, a refused connection for ratelimit_server_refused_*). Remove an
  * entry when its metric is merged and the load below produces it.
  */
-const NOT_YET_MERGED = ['ratelimit_xds_', 'ratelimit_rlqs_refused_', 'ratelimit_server_refused_'];
+const NOT_YET_MERGED = ['ratelimit_xds_'];
+
+/** MAX_CONNECTIONS_PER_PEER, above what the test's own clients open from 127.0.0.1. */
+const PER_PEER = 20;
 
 const CONFIG = {
   'api.yaml': `
@@ -119,7 +123,7 @@ async function quotaStreams(grpcPort: number): Promise<QuotaStreamClient[]> {
     });
   for (const s of streams) s.report('edge', [usage({ name: 'api' }), usage({ name: 'other' })]);
   for (const s of streams) await s.waitForAnswers(1);
-  // Past RLQS_MAX_STREAMS (2): refused.
+  // Past half of RLQS_MAX_STREAMS (4), this peer's share while it is the only one: refused.
   const refused = QuotaStreamClient.open(grpcPort);
   cleanup(() => {
     refused.close();
@@ -129,6 +133,26 @@ async function quotaStreams(grpcPort: number): Promise<QuotaStreamClient[]> {
   streams[0]?.report(undefined, [{ timeElapsed: { seconds: 1 }, numRequestsAllowed: 1 }]);
   streams[1]?.report('other', [usage({ name: 'api' })]);
   return streams;
+}
+
+/**
+ * Connections from another loopback address (another peer, on Linux) past
+ * MAX_CONNECTIONS_PER_PEER: the excess is refused at accept and counted.
+ */
+async function refusedConnections(port: number, count: number): Promise<void> {
+  let closed = 0;
+  const sockets = Array.from({ length: count }, () => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.5' });
+    socket.on('error', () => undefined);
+    socket.once('close', () => (closed += 1));
+    return socket;
+  });
+  try {
+    // Held open until the service has accepted them all and refused the excess.
+    await eventually(() => closed >= count - PER_PEER, { what: 'the excess refused at accept' });
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
 }
 
 describe('the dashboard and the alerts on a real Prometheus', () => {
@@ -144,8 +168,9 @@ describe('the dashboard and the alerts on a real Prometheus', () => {
         PROMETHEUS_ADDR: '127.0.0.1:0',
         BACKEND_FAILURE_THRESHOLD: '3',
         BACKEND_FAILURE_COOLDOWN: '1h',
-        RLQS_MAX_STREAMS: '2',
+        RLQS_MAX_STREAMS: '4',
         RLQS_MAX_BUCKETS_PER_STREAM: '1',
+        MAX_CONNECTIONS_PER_PEER: String(PER_PEER),
       },
     });
     cleanup(() => service.stop());
@@ -162,6 +187,7 @@ describe('the dashboard and the alerts on a real Prometheus', () => {
     await decisions(rls);
     await slowCalls(rls, redis.port);
     await quotaStreams(service.ports.grpc);
+    await refusedConnections(service.ports.grpc, 30);
     runtime.write({ 'broken.yaml': 'domain: [' });
     await eventually(async () => (await service.stat('ratelimit.service.config_load_error')) >= 1);
     await decisions(rls);
