@@ -76,7 +76,11 @@ export interface XdsProviderOptions {
  * of its own. Responses of a stream that has ended are dropped.
  */
 export class XdsConfigProvider implements ConfigProvider {
-  private readonly client: AdsClient;
+  private readonly clientConstructor: AdsClientConstructor;
+  /** Read once: a certificate file that cannot be read stops start-up, not a later retry. */
+  private readonly credentials: grpc.ChannelCredentials;
+  /** The channel of the current attempt; each attempt opens a fresh one (see openStream). */
+  private client: AdsClient | undefined;
   private readonly metadata: grpc.Metadata;
   private readonly delays: ReconnectDelays;
   private readonly streamState: StateLog;
@@ -102,11 +106,8 @@ export class XdsConfigProvider implements ConfigProvider {
         service: { discovery: { v3: { AggregatedDiscoveryService: AdsClientConstructor } } };
       };
     };
-    this.client = new root.envoy.service.discovery.v3.AggregatedDiscoveryService(
-      settings.serverUrl,
-      credentials(settings),
-      channelOptions(settings),
-    );
+    this.clientConstructor = root.envoy.service.discovery.v3.AggregatedDiscoveryService;
+    this.credentials = credentials(settings);
     this.metadata = new grpc.Metadata();
     for (const [key, value] of Object.entries(settings.additionalHeaders))
       this.metadata.add(key.toLowerCase(), value);
@@ -127,9 +128,26 @@ export class XdsConfigProvider implements ConfigProvider {
     return Promise.resolve();
   }
 
+  /**
+   * Each attempt gets a fresh channel, the previous one closed. A channel that failed to
+   * connect keeps its own reconnect backoff (grpc-js: 1 s growing by 1.6 up to two minutes),
+   * and a stream opened on it meanwhile fails at once without dialling: the attempts would
+   * follow grpc-js's schedule, not this client's documented one.
+   */
+  private freshClient(): AdsClient {
+    this.client?.close();
+    const settings = this.options.settings;
+    this.client = new this.clientConstructor(
+      settings.serverUrl,
+      this.credentials,
+      channelOptions(settings),
+    );
+    return this.client;
+  }
+
   private openStream(): void {
     if (this.isStopped) return;
-    const call = this.client.StreamAggregatedResources(this.metadata);
+    const call = this.freshClient().StreamAggregatedResources(this.metadata);
     this.call = call;
     call.on('data', (response: DiscoveryResponse) => {
       if (this.call === call) this.onResponse(call, response);
@@ -365,7 +383,8 @@ export class XdsConfigProvider implements ConfigProvider {
     } catch (err: unknown) {
       this.options.logger.debug('cancelling the xDS stream failed', { error: describeError(err) });
     }
-    this.client.close();
+    this.client?.close();
+    this.client = undefined;
     return Promise.resolve();
   }
 }
