@@ -1,6 +1,12 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import { refusalMessage, type ConfigError, type ConfigOrigin, type ConfigSnapshot } from './config';
+import {
+  refusalMessage,
+  type ConfigError,
+  type ConfigOrigin,
+  type ConfigSnapshot,
+  type XdsStatus,
+} from './config';
 import {
   announceReady,
   serveMetrics,
@@ -35,6 +41,7 @@ import {
 import {
   STAT,
   startStatistics,
+  XdsStatistics,
   type PrometheusScrape,
   type Statistics,
   type StatsSink,
@@ -96,16 +103,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const sinkOverride = options.statsSink === undefined ? {} : { sinkOverride: options.statsSink };
   const statistics = startStatistics(settings.stats, { logger, ...sinkOverride });
   const stats = statistics.store;
-  const followsBackend =
-    settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection;
-  const health = new HealthState({
-    requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
-    // memcached is waited for at start-up only: the reference's health never follows it.
-    backendAffectsHealth:
-      settings.backend.type === 'memcache' ? 'until-first-connection' : followsBackend,
-    breakerAffectsHealth: followsBackend,
-    nowMs: () => clock.nowMs(),
-  });
+  const health = healthOf(settings, clock);
   const configStatus = new ConfigStatus(() => clock.nowMs());
   const isDebugServed = options.worker === undefined || options.worker.index === 0;
   const parts: Parts = { health, statistics };
@@ -119,8 +117,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const quota = await openServiceQuota(settings, { clock, logger, stats });
     parts.quota = quota;
+    const onXdsStatus = watchXds(settings, { stats, configStatus, clock, isDebugServed });
+    const source = { store, stats, logger, onXdsStatus };
     const provider = followingQuota(
-      options.provider ?? configSource(settings, options.worker, { store, stats, logger }),
+      options.provider ?? configSource(settings, options.worker, source),
       quota,
     );
     parts.provider = provider;
@@ -149,6 +149,40 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   }
 }
 
+/** The service's health, following what the settings say it follows. */
+function healthOf(settings: Settings, clock: Clock): HealthState {
+  const followsBackend =
+    settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection;
+  return new HealthState({
+    requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
+    // memcached is waited for at start-up only: the reference's health never follows it.
+    backendAffectsHealth:
+      settings.backend.type === 'memcache' ? 'until-first-connection' : followsBackend,
+    breakerAffectsHealth: followsBackend,
+    nowMs: () => clock.nowMs(),
+  });
+}
+
+/**
+ * Where the xDS client's status goes (CONFIG_TYPE=GRPC_XDS_SOTW): the debug listener's page,
+ * and statistics in the process that serves it, which with WORKERS is the one worker of all
+ * that reports them, so that the summed metrics count them once.
+ */
+function watchXds(
+  settings: Settings,
+  parts: { stats: StatsStore; configStatus: ConfigStatus; clock: Clock; isDebugServed: boolean },
+): ((status: XdsStatus) => void) | undefined {
+  if (settings.config.source.type !== 'GRPC_XDS_SOTW') return undefined;
+  const { clock, configStatus } = parts;
+  const statistics = parts.isDebugServed
+    ? new XdsStatistics(parts.stats, () => clock.nowMs())
+    : undefined;
+  return (status) => {
+    statistics?.update(status);
+    configStatus.xds(status);
+  };
+}
+
 /**
  * The configuration source the settings choose; a worker follows the configuration its
  * supervisor compiles once for the pod instead.
@@ -156,11 +190,17 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 function configSource(
   settings: Settings,
   worker: StartOptions['worker'],
-  { store, stats, logger }: { store: CounterStore; stats: StatsStore; logger: Logger },
+  parts: {
+    store: CounterStore;
+    stats: StatsStore;
+    logger: Logger;
+    onXdsStatus: ((status: XdsStatus) => void) | undefined;
+  },
 ): ConfigProvider {
+  const { store, ...deps } = parts;
   return worker === undefined
-    ? createProvider(settings, store, { stats, logger })
-    : supervisedProvider(settings, store, { stats, logger, link: supervisorLink });
+    ? createProvider(settings, store, deps)
+    : supervisedProvider(settings, store, { ...deps, link: supervisorLink });
 }
 
 /**

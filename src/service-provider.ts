@@ -2,7 +2,7 @@
 // compiling what it loads for the counter store in use. With WORKERS above 1 it runs once, in
 // the supervisor, and each worker follows what the supervisor hands it.
 import type { SupervisorLink } from './cluster';
-import type { CompileOptions } from './config';
+import type { CompileOptions, XdsStatus } from './config';
 import type { Logger } from './lib/logger';
 import {
   FileConfigProvider,
@@ -25,6 +25,8 @@ interface ProviderDeps {
   readonly compiler: ConfigCompiler;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  /** Told each change of the xDS client's status. */
+  readonly onXdsStatus: ((status: XdsStatus) => void) | undefined;
 }
 
 /** One line per configuration source (CONFIG_TYPE). */
@@ -43,8 +45,14 @@ const PROVIDERS: {
         numValues: stats.gauge(STAT.runtimeNumValues),
       },
     }),
-  GRPC_XDS_SOTW: (source, { compile, compiler, logger }) =>
-    new XdsConfigProvider({ settings: source, compile, compiler, logger }),
+  GRPC_XDS_SOTW: (source, { compile, compiler, logger, onXdsStatus }) =>
+    new XdsConfigProvider({
+      settings: source,
+      compile,
+      compiler,
+      logger,
+      ...(onXdsStatus === undefined ? {} : { onStatus: onXdsStatus }),
+    }),
 };
 
 function providerFor<K extends keyof SourceOf>(
@@ -74,13 +82,12 @@ function compileOptions(
 export function createProvider(
   settings: Settings,
   store: CounterStore,
-  { stats, logger }: { stats: StatsStore; logger: Logger },
+  deps: Pick<ProviderDeps, 'stats' | 'logger' | 'onXdsStatus'>,
 ): ConfigProvider {
   return providerFor(settings.config.source, {
-    compile: compileOptions(settings, store.unsupported, stats),
+    ...deps,
+    compile: compileOptions(settings, store.unsupported, deps.stats),
     compiler: serviceCompiler(settings.config.compileTimeoutMs),
-    stats,
-    logger,
   });
 }
 
@@ -93,25 +100,38 @@ export function createPodConfig(settings: Settings, logger: Logger): ProviderPod
   // The loader's statistics here, forwarded to every worker; rules are declared in each worker.
   const loading = new StatsStore();
   const unsupported = BACKEND_UNSUPPORTED[settings.backend.type];
+  // The xDS client's status goes to the workers as it is, not as statistics of loading: only
+  // the worker that serves the debug listener reports it, so that summing the workers' metrics
+  // counts it once.
+  let forwardXds: (status: XdsStatus) => void = () => undefined;
   const provider = providerFor(settings.config.source, {
     compile: compileOptions(settings, unsupported, new StatsStore(false)),
     compiler: serviceCompiler(settings.config.compileTimeoutMs),
     stats: loading,
     logger,
+    onXdsStatus: (status) => {
+      forwardXds(status);
+    },
   });
-  return new ProviderPodConfig(provider, () => loading.snapshot());
+  const pod = new ProviderPodConfig(provider, () => loading.snapshot());
+  forwardXds = (status) => {
+    pod.xds(status);
+  };
+  return pod;
 }
 
 /** A worker's configuration source: what its supervisor compiles, built for this worker. */
 export function supervisedProvider(
   settings: Settings,
   store: CounterStore,
-  { stats, logger, link }: { stats: StatsStore; logger: Logger; link: SupervisorLink },
+  deps: Pick<ProviderDeps, 'stats' | 'logger' | 'onXdsStatus'> & { link: SupervisorLink },
 ): ConfigProvider {
+  const { stats, logger, link, onXdsStatus } = deps;
   return new SupervisedProvider({
     compile: compileOptions(settings, store.unsupported, stats),
     link,
     logger,
     stats,
+    ...(onXdsStatus === undefined ? {} : { onXdsStatus }),
   });
 }

@@ -16,6 +16,8 @@ export interface PodConfigListener {
    * loaded before keeps serving in every worker.
    */
   refused(messages: readonly ConfigUpdate[]): void;
+  /** The xDS client's status changed; it replaces the one sent before. */
+  xds(message: ConfigUpdate): void;
 }
 
 /**
@@ -33,6 +35,7 @@ export class ConfigFanOut implements PodConfigListener {
   private current: readonly ConfigUpdate[] = [];
   /** The refusal since the current configuration loaded, for a worker's status page. */
   private refusal: readonly ConfigUpdate[] = [];
+  private xdsStatus: readonly ConfigUpdate[] = [];
   private readonly followers = new Set<Worker>();
 
   constructor(private readonly logger: Logger) {}
@@ -59,10 +62,15 @@ export class ConfigFanOut implements PodConfigListener {
     for (const worker of this.followers) this.send(worker, messages);
   }
 
+  xds(message: ConfigUpdate): void {
+    this.xdsStatus = [message];
+    for (const worker of this.followers) this.send(worker, this.xdsStatus);
+  }
+
   /** `worker` asked for the configuration: the current one now, every outcome from now on. */
   follow(worker: Worker): void {
     this.followers.add(worker);
-    this.send(worker, [...this.current, ...this.refusal]);
+    this.send(worker, [...this.current, ...this.refusal, ...this.xdsStatus]);
   }
 
   forget(worker: Worker): void {

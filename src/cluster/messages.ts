@@ -4,6 +4,7 @@ import type {
   ConfigErrorCode,
   ConfigOrigin,
   NodeStrings,
+  XdsStatus,
   SourcePosition,
   TablesHeader,
 } from '../config';
@@ -50,7 +51,9 @@ export type ConfigUpdate =
       readonly kind: 'ratelimit:config-stats';
       readonly counters: readonly (readonly [string, number])[];
       readonly gauges: readonly (readonly [string, number])[];
-    };
+    }
+  /** The supervisor's xDS client's status, as it changes (and the current one to a follower). */
+  | { readonly kind: 'ratelimit:xds-status'; readonly status: XdsStatus };
 
 export type ToSupervisor =
   | { readonly kind: 'ratelimit:ready' }
@@ -76,6 +79,7 @@ const CONFIG_UPDATE = new Set<unknown>([
   'ratelimit:config-part',
   'ratelimit:config-refused',
   'ratelimit:config-stats',
+  'ratelimit:xds-status',
 ]);
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,7 +1,7 @@
 // The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources and of
 // this project's QuotaRules resources.
 import * as grpc from '@grpc/grpc-js';
-import type { CompileOptions, ConfigError, LoadOutcome } from '../../config';
+import type { CompileOptions, ConfigError, LoadOutcome, XdsStatus } from '../../config';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { StateLog } from '../../lib/state-log';
@@ -12,42 +12,18 @@ import type { ConfigListener, ConfigProvider } from '../provider';
 import { ReconnectDelays } from './backoff';
 import { channelOptions, credentials, xdsNode } from './channel';
 import { SUBSCRIBED_TYPE_URLS } from './quota-rules-resource';
+import type {
+  AdsCall,
+  AdsClient,
+  AdsClientConstructor,
+  DiscoveryRequest,
+  DiscoveryResponse,
+  PendingResponse,
+} from './ads-call';
 import type { WireAny } from './resource';
+import { XdsStatusTracker } from './status-tracker';
 import { TypeSubscriptions } from './subscriptions';
 import { tlsRefusalReason } from './tls-probe';
-
-/** A DiscoveryRequest as proto-loader encodes it. */
-interface DiscoveryRequest {
-  versionInfo: string;
-  node?: unknown;
-  resourceNames: string[];
-  typeUrl: string;
-  responseNonce: string;
-  errorDetail?: { code: number; message: string };
-}
-
-/** A DiscoveryResponse as proto-loader decodes it. */
-interface DiscoveryResponse {
-  versionInfo?: string;
-  resources?: WireAny[];
-  typeUrl?: string;
-  nonce?: string;
-}
-
-type AdsCall = grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
-/** A response waiting to be compiled, and the stream it came on. */
-interface PendingResponse {
-  readonly call: AdsCall;
-  readonly response: DiscoveryResponse;
-}
-interface AdsClient extends grpc.Client {
-  StreamAggregatedResources(metadata: grpc.Metadata): AdsCall;
-}
-type AdsClientConstructor = new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options: grpc.ChannelOptions,
-) => AdsClient;
 
 /** google.rpc.Code INVALID_ARGUMENT, the status a NACK carries. */
 const INVALID_ARGUMENT = 3;
@@ -60,6 +36,10 @@ export interface XdsProviderOptions {
   readonly random?: () => number;
   /** Where resources are decoded and checked; on this thread when absent. */
   readonly compiler?: ConfigCompiler;
+  /** Told every change of the connection and every ACK and NACK sent. */
+  readonly onStatus?: (status: XdsStatus) => void;
+  /** Unix milliseconds, for the times of ACKs and NACKs; the system clock when absent. */
+  readonly nowMs?: () => number;
 }
 
 /**
@@ -97,6 +77,9 @@ export class XdsConfigProvider implements ConfigProvider {
    */
   private readonly pending = new Map<string, PendingResponse>();
   private isApplying = false;
+  private readonly status: XdsStatusTracker;
+  /** The domains of the configuration last applied, for the log of an unchanged update. */
+  private domains: readonly string[] = [];
 
   constructor(private readonly options: XdsProviderOptions) {
     this.compiler = options.compiler ?? new InThreadCompiler();
@@ -112,6 +95,11 @@ export class XdsConfigProvider implements ConfigProvider {
     for (const [key, value] of Object.entries(settings.additionalHeaders))
       this.metadata.add(key.toLowerCase(), value);
     this.streamState = new StateLog(options.logger);
+    this.status = new XdsStatusTracker(
+      settings.serverUrl,
+      options.nowMs ?? Date.now,
+      options.onStatus ?? (() => undefined),
+    );
     this.delays = new ReconnectDelays(
       settings.backoff,
       settings.connectRetryIntervalMs,
@@ -158,6 +146,7 @@ export class XdsConfigProvider implements ConfigProvider {
     call.on('status', (status: grpc.StatusObject) => {
       if (this.call !== call) return;
       this.call = undefined;
+      this.status.connected(false);
       // What this stream sent and is not compiled yet will never be answered.
       this.pending.clear();
       this.scheduleReconnect(status);
@@ -215,6 +204,7 @@ export class XdsConfigProvider implements ConfigProvider {
     if (!hasRecovered && !this.delays.hasServerAnswered)
       this.options.logger.info('connected to the xDS management server', { server });
     this.delays.onMessage();
+    this.status.connected(true);
     const typeUrl = response.typeUrl ?? '';
     const superseded = this.pending.get(typeUrl);
     if (superseded !== undefined)
@@ -246,8 +236,7 @@ export class XdsConfigProvider implements ConfigProvider {
             version: response.versionInfo ?? '',
             error: reason,
           });
-          if (!this.isSuperseded(call, response))
-            this.nack(call, response.nonce ?? '', reason, response.typeUrl ?? '');
+          if (!this.isSuperseded(call, response)) this.nack(call, response, reason);
         });
       }
     } finally {
@@ -289,7 +278,7 @@ export class XdsConfigProvider implements ConfigProvider {
       // ADS may carry other types; a response of one we did not ask for is refused.
       const subscribed = this.types.typeUrls.join(', ');
       const reason = `unexpected type_url ${JSON.stringify(typeUrl)}; subscribed to ${subscribed}`;
-      this.nack(call, nonce, reason, typeUrl);
+      this.nack(call, response, reason);
       return;
     }
     const resources: readonly WireAny[] = response.resources ?? [];
@@ -318,15 +307,17 @@ export class XdsConfigProvider implements ConfigProvider {
         server: this.options.settings.serverUrl,
         version,
       });
+      this.domains = outcome.snapshot.domains;
     }
     this.types.accept(typeUrl, version, resources);
     if (!isSuperseded) {
       const ack = { versionInfo: version, resourceNames: [], typeUrl, responseNonce: nonce };
-      this.write(call, ack);
+      if (this.write(call, ack)) this.status.acked(version);
     }
+    // An unchanged update keeps the configuration (and domains) it had; the log says so.
     this.options.logger.info(
       isSuperseded ? 'applied an xDS update superseded meanwhile' : 'accepted an xDS update (ACK)',
-      { typeUrl, version, domains: outcome?.ok === true ? outcome.snapshot.domains.join(',') : '' },
+      { typeUrl, version, domains: this.domains.join(','), unchanged: outcome === undefined },
     );
   }
 
@@ -349,7 +340,7 @@ export class XdsConfigProvider implements ConfigProvider {
     }
     listener.onRejected(errors);
     const typeUrl = response.typeUrl ?? '';
-    this.nack(call, response.nonce ?? '', reasons, typeUrl);
+    this.nack(call, response, reasons);
     this.options.logger.warn('refused an xDS update (NACK)', {
       typeUrl,
       version,
@@ -357,24 +348,30 @@ export class XdsConfigProvider implements ConfigProvider {
     });
   }
 
-  /** Writes on the stream the update came on, unless it has ended since. */
-  private write(call: AdsCall, request: DiscoveryRequest): void {
-    if (this.call === call) call.write(request);
+  /** Writes on the stream the update came on, unless it has ended since; true if written. */
+  private write(call: AdsCall, request: DiscoveryRequest): boolean {
+    if (this.call !== call) return false;
+    call.write(request);
+    return true;
   }
 
-  private nack(call: AdsCall, nonce: string, message: string, typeUrl: string): void {
-    this.write(call, {
+  /** Refuses `response`: the last accepted version of its type, and why. */
+  private nack(call: AdsCall, response: DiscoveryResponse, message: string): void {
+    const typeUrl = response.typeUrl ?? '';
+    const isWritten = this.write(call, {
       versionInfo: this.types.lastVersion(typeUrl),
       resourceNames: [],
       typeUrl,
-      responseNonce: nonce,
+      responseNonce: response.nonce ?? '',
       errorDetail: { code: INVALID_ARGUMENT, message },
     });
+    if (isWritten) this.status.nacked(response.versionInfo ?? '', message);
   }
 
   stop(): Promise<void> {
     this.isStopped = true;
     this.pending.clear();
+    this.status.connected(false);
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     const call = this.call;
     this.call = undefined;

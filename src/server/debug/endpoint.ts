@@ -11,7 +11,7 @@ export interface DebugSources {
   readonly engine: Pick<RateLimitEngine, 'currentSnapshot' | 'readCounters' | 'recentDecisions'>;
   readonly stats: StatsStore;
   readonly health: Pick<HealthState, 'describe' | 'report'>;
-  readonly config: Pick<ConfigStatus, 'current' | 'lastRefused'>;
+  readonly config: Pick<ConfigStatus, 'current' | 'lastRefused' | 'xdsState'>;
   /** The RLQS service's state (`/rlqs`); absent: the endpoint is not served. */
   readonly quota?: () => QuotaView;
 }

@@ -1,18 +1,36 @@
 // JSON endpoints for operators and the status page: loaded rules, health with times, and the
 // last over-limit decisions. /counters is in counters-endpoint.ts.
+import type { XdsStatus } from '../../config';
 import { describeLimit, type RecentDecision } from '../../engine';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import { isoTime, sendError, sendJson, type DebugSources, type Endpoint } from './endpoint';
 import { descriptorText, entriesJson, limitJson, listingJson } from './rule-json';
 
+/** The xDS client's status, times as ISO 8601. */
+function xdsJson(status: XdsStatus) {
+  const { lastAck, lastNack } = status;
+  return {
+    server: status.server,
+    connected: status.isConnected,
+    acks: status.acks,
+    nacks: status.nacks,
+    lastAck: lastAck === undefined ? null : { version: lastAck.version, at: isoTime(lastAck.atMs) },
+    lastNack:
+      lastNack === undefined
+        ? null
+        : { version: lastNack.version, at: isoTime(lastNack.atMs), reason: lastNack.reason },
+  };
+}
+
 function rules(sources: DebugSources): Endpoint {
   return {
     path: '/rules',
-    help: 'JSON: the loaded rules with their limits, flags and source, and the last refused update',
+    help: 'JSON: the loaded rules with their limits, flags and source, the last refused update, and the xDS client',
     handle: (_req, res) => {
       const snapshot = sources.engine.currentSnapshot;
       const load = sources.config.current;
       const refusal = sources.config.lastRefused;
+      const xds = sources.config.xdsState;
       sendJson(res, 200, {
         loaded: snapshot !== undefined,
         loadedAt: load === undefined ? null : isoTime(load.atMs),
@@ -21,6 +39,7 @@ function rules(sources: DebugSources): Endpoint {
         rules: (snapshot?.rules() ?? []).map((r) => listingJson(r, load?.origin)),
         lastRefused:
           refusal === undefined ? null : { at: isoTime(refusal.atMs), errors: refusal.errors },
+        xds: xds === undefined ? null : xdsJson(xds),
       });
     },
   };
