@@ -41,14 +41,13 @@ import {
 import {
   STAT,
   startStatistics,
-  XdsStatistics,
   type PrometheusScrape,
   type Statistics,
   type StatsSink,
   type StatsStore,
 } from './stats';
 import { openServiceQuota, followingQuota } from './service-quota';
-import { createPodConfig, createProvider, supervisedProvider } from './service-provider';
+import { createPodConfig, createProvider, supervisedProvider, watchXds } from './service-provider';
 import { openServiceStore } from './service-store';
 import { stopOnSignals, stopWithNpm } from './stop-on-signals';
 import type { QuotaService } from './quota';
@@ -161,26 +160,6 @@ function healthOf(settings: Settings, clock: Clock): HealthState {
     breakerAffectsHealth: followsBackend,
     nowMs: () => clock.nowMs(),
   });
-}
-
-/**
- * Where the xDS client's status goes (CONFIG_TYPE=GRPC_XDS_SOTW): the debug listener's page,
- * and statistics in the process that serves it, which with WORKERS is the one worker of all
- * that reports them, so that the summed metrics count them once.
- */
-function watchXds(
-  settings: Settings,
-  parts: { stats: StatsStore; configStatus: ConfigStatus; clock: Clock; isDebugServed: boolean },
-): ((status: XdsStatus) => void) | undefined {
-  if (settings.config.source.type !== 'GRPC_XDS_SOTW') return undefined;
-  const { clock, configStatus } = parts;
-  const statistics = parts.isDebugServed
-    ? new XdsStatistics(parts.stats, () => clock.nowMs())
-    : undefined;
-  return (status) => {
-    statistics?.update(status);
-    configStatus.xds(status);
-  };
 }
 
 /**

@@ -14,7 +14,9 @@ import {
   type ConfigProvider,
 } from './provider';
 import type { ConfigSettings, Settings } from './settings';
-import { STAT, StatsStore } from './stats';
+import type { ConfigStatus } from './server';
+import type { Clock } from './lib/clock';
+import { STAT, StatsStore, XdsStatistics } from './stats';
 import { BACKEND_UNSUPPORTED, type CounterStore } from './store';
 
 type SourceOf = {
@@ -134,4 +136,24 @@ export function supervisedProvider(
     stats,
     ...(onXdsStatus === undefined ? {} : { onXdsStatus }),
   });
+}
+
+/**
+ * Where the xDS client's status goes (CONFIG_TYPE=GRPC_XDS_SOTW): the debug listener's page,
+ * and statistics in the process that serves it, which with WORKERS is the one worker of all
+ * that reports them, so that the summed metrics count them once.
+ */
+export function watchXds(
+  settings: Settings,
+  parts: { stats: StatsStore; configStatus: ConfigStatus; clock: Clock; isDebugServed: boolean },
+): ((status: XdsStatus) => void) | undefined {
+  if (settings.config.source.type !== 'GRPC_XDS_SOTW') return undefined;
+  const { clock, configStatus } = parts;
+  const statistics = parts.isDebugServed
+    ? new XdsStatistics(parts.stats, () => clock.nowMs())
+    : undefined;
+  return (status) => {
+    statistics?.update(status);
+    configStatus.xds(status);
+  };
 }
