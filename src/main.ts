@@ -1,12 +1,6 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import {
-  refusalMessage,
-  type ConfigError,
-  type ConfigOrigin,
-  type ConfigSnapshot,
-  type XdsStatus,
-} from './config';
+import { refusalMessage, type ConfigError, type ConfigOrigin, type ConfigSnapshot } from './config';
 import {
   announceReady,
   serveMetrics,
@@ -45,6 +39,7 @@ import {
   type Statistics,
   type StatsSink,
   type StatsStore,
+  type XdsStatus,
 } from './stats';
 import { openServiceQuota, followingQuota } from './service-quota';
 import { createPodConfig, createProvider, supervisedProvider, watchXds } from './service-provider';

@@ -2,7 +2,7 @@
 // compiling what it loads for the counter store in use. With WORKERS above 1 it runs once, in
 // the supervisor, and each worker follows what the supervisor hands it.
 import type { SupervisorLink } from './cluster';
-import type { CompileOptions, XdsStatus } from './config';
+import type { CompileOptions } from './config';
 import type { Logger } from './lib/logger';
 import {
   FileConfigProvider,
@@ -16,7 +16,7 @@ import {
 import type { ConfigSettings, Settings } from './settings';
 import type { ConfigStatus } from './server';
 import type { Clock } from './lib/clock';
-import { STAT, StatsStore, XdsStatistics } from './stats';
+import { STAT, StatsStore, XdsStatistics, type XdsStatus } from './stats';
 import { BACKEND_UNSUPPORTED, type CounterStore } from './store';
 
 type SourceOf = {

@@ -4,10 +4,10 @@ import type {
   ConfigErrorCode,
   ConfigOrigin,
   NodeStrings,
-  XdsStatus,
   SourcePosition,
   TablesHeader,
 } from '../config';
+import type { XdsStatus } from '../stats';
 
 /** The worker's index (0..WORKERS-1) travels in this variable; it is not a setting. */
 export const WORKER_INDEX_VARIABLE = 'RATELIMIT_WORKER_INDEX';

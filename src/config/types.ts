@@ -102,22 +102,6 @@ export type ConfigOrigin =
   | { readonly kind: 'files'; readonly directory: string }
   | { readonly kind: 'xds'; readonly server: string; readonly version: string };
 
-/**
- * What the xDS client reports of its management server: whether a stream is open and has
- * been answered, and the ACKs and NACKs it sent (of every subscribed type). Times are Unix ms.
- */
-export interface XdsStatus {
-  readonly server: string;
-  readonly isConnected: boolean;
-  /** ACK requests sent since start. */
-  readonly acks: number;
-  /** NACK requests sent since start. */
-  readonly nacks: number;
-  readonly lastAck: { readonly version: string; readonly atMs: number } | undefined;
-  readonly lastNack:
-    { readonly version: string; readonly atMs: number; readonly reason: string } | undefined;
-}
-
 /** An immutable compiled configuration. Built once per load; safe to share between requests. */
 export interface ConfigSnapshot {
   /** The loaded domains, sorted. */

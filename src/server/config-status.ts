@@ -1,6 +1,7 @@
 // What the configuration source last did: when the current configuration loaded and from
 // where, and the last refusal with its reasons, for the debug listener's /rules and page.
-import type { ConfigError, ConfigOrigin, XdsStatus } from '../config';
+import type { ConfigError, ConfigOrigin } from '../config';
+import type { XdsStatus } from '../stats';
 
 export interface ConfigLoad {
   readonly atMs: number;

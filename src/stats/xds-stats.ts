@@ -1,8 +1,23 @@
 // The xDS client's status as statistics: connected, ACKs and NACKs, their versions, and the age
 // of the last accepted update.
-import type { XdsStatus } from '../config';
 import { STAT, type XdsVersionStat } from './names';
 import type { StatsStore } from './store';
+
+/**
+ * What the xDS client reports of its management server: whether a stream is open and has
+ * been answered, and the ACKs and NACKs it sent (of every subscribed type). Times are Unix ms.
+ */
+export interface XdsStatus {
+  readonly server: string;
+  readonly isConnected: boolean;
+  /** ACK requests sent since start. */
+  readonly acks: number;
+  /** NACK requests sent since start. */
+  readonly nacks: number;
+  readonly lastAck: { readonly version: string; readonly atMs: number } | undefined;
+  readonly lastNack:
+    { readonly version: string; readonly atMs: number; readonly reason: string } | undefined;
+}
 
 /**
  * Binds an XdsStatus to the statistics of one process. Counters follow the status's totals;

@@ -1,7 +1,8 @@
 // The supervisor's side of one compile per pod: its provider's snapshots as the messages that
 // hand their tables to the workers.
 import type { ConfigUpdate, PodConfig, PodConfigListener } from '../../cluster';
-import { snapshotTables, stringParts, type ConfigError, type XdsStatus } from '../../config';
+import { snapshotTables, stringParts, type ConfigError } from '../../config';
+import type { XdsStatus } from '../../stats';
 import { NODES_PER_PART } from '../compile';
 import type { StatsSnapshot } from '../../stats';
 import type { ConfigProvider } from '../provider';

@@ -2,7 +2,8 @@
 // configuration once, and this builds the worker's snapshot from the tables it hands over.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ConfigUpdate, SupervisorLink } from '../../cluster';
-import { ConfigError, SnapshotBuilder, type CompileOptions, type XdsStatus } from '../../config';
+import { ConfigError, SnapshotBuilder, type CompileOptions } from '../../config';
+import type { XdsStatus } from '../../stats';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import type { Counter, Gauge } from '../../stats';

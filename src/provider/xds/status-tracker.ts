@@ -1,5 +1,5 @@
 // The xDS client's status as it changes (connected, ACKs, NACKs), handed to whoever watches it.
-import type { XdsStatus } from '../../config';
+import type { XdsStatus } from '../../stats';
 
 /** Keeps the status and reports each change to `report`. */
 export class XdsStatusTracker {

@@ -1,7 +1,8 @@
 // The xDS ConfigProvider: an ADS state-of-the-world stream of RateLimitConfig resources and of
 // this project's QuotaRules resources.
 import * as grpc from '@grpc/grpc-js';
-import type { CompileOptions, ConfigError, LoadOutcome, XdsStatus } from '../../config';
+import type { CompileOptions, ConfigError, LoadOutcome } from '../../config';
+import type { XdsStatus } from '../../stats';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { StateLog } from '../../lib/state-log';

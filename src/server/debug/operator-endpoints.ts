@@ -1,6 +1,6 @@
 // JSON endpoints for operators and the status page: loaded rules, health with times, and the
 // last over-limit decisions. /counters is in counters-endpoint.ts.
-import type { XdsStatus } from '../../config';
+import type { XdsStatus } from '../../stats';
 import { describeLimit, type RecentDecision } from '../../engine';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import { isoTime, sendError, sendJson, type DebugSources, type Endpoint } from './endpoint';

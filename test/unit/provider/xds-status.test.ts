@@ -4,7 +4,7 @@
 // An unchanged set under a new version is what go-control-plane sends when one snapshot
 // version covers every type (envoyproxy/go-control-plane: pkg/cache/v3/snapshot.go,
 // NewSnapshot gives every type the same version) and a type other than this one changed.
-import type { XdsStatus } from '../../../src/config';
+import type { XdsStatus } from '../../../src/stats';
 import { MemoryLogger } from '../../../src/lib/logger';
 import { XdsConfigProvider } from '../../../src/provider';
 import { ConfigStatus } from '../../../src/server';

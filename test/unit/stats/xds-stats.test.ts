@@ -2,7 +2,6 @@
 // names, and one series per version gauge however many versions go by.
 import { silentLogger } from '../../../src/lib/logger';
 import { ManualClock } from '../../../src/lib/clock';
-import type { XdsStatus } from '../../../src/config';
 import {
   defaultMapping,
   MetricMapper,
@@ -10,6 +9,7 @@ import {
   StatsFlusher,
   StatsStore,
   XdsStatistics,
+  type XdsStatus,
 } from '../../../src/stats';
 import { parseExposition } from '../../helpers/prometheus';
 
