@@ -25,12 +25,11 @@ function xdsJson(status: XdsStatus) {
 function rules(sources: DebugSources): Endpoint {
   return {
     path: '/rules',
-    help: 'JSON: the loaded rules with their limits, flags and source, the last refused update, and the xDS client',
+    help: 'JSON: the loaded rules with their limits, flags and source, and the last refused update',
     handle: (_req, res) => {
       const snapshot = sources.engine.currentSnapshot;
       const load = sources.config.current;
       const refusal = sources.config.lastRefused;
-      const xds = sources.config.xdsState;
       sendJson(res, 200, {
         loaded: snapshot !== undefined,
         loadedAt: load === undefined ? null : isoTime(load.atMs),
@@ -39,7 +38,6 @@ function rules(sources: DebugSources): Endpoint {
         rules: (snapshot?.rules() ?? []).map((r) => listingJson(r, load?.origin)),
         lastRefused:
           refusal === undefined ? null : { at: isoTime(refusal.atMs), errors: refusal.errors },
-        xds: xds === undefined ? null : xdsJson(xds),
       });
     },
   };
@@ -48,9 +46,10 @@ function rules(sources: DebugSources): Endpoint {
 function health(sources: DebugSources): Endpoint {
   return {
     path: '/health',
-    help: 'JSON: overall health, each component and each backend breaker, with the time it last changed',
+    help: 'JSON: overall health, each component and each backend breaker, with the time it last changed, and the xDS client',
     handle: (_req, res) => {
       const report = sources.health.report();
+      const xds = sources.config.xdsState;
       sendJson(res, report.isHealthy ? 200 : 503, {
         service: SERVICE_NAME,
         version: SERVICE_VERSION,
@@ -67,6 +66,7 @@ function health(sources: DebugSources): Endpoint {
           state: b.state,
           since: isoTime(b.sinceMs),
         })),
+        xds: xds === undefined ? null : xdsJson(xds),
       });
     },
   };
