@@ -44,6 +44,7 @@ import {
 import { openServiceQuota, followingQuota } from './service-quota';
 import { createPodConfig, createProvider, supervisedProvider, watchXds } from './service-provider';
 import { openServiceStore } from './service-store';
+import { workerStatistics } from './service-workers';
 import { stopOnSignals, stopWithNpm } from './stop-on-signals';
 import type { QuotaService } from './quota';
 import type { CounterStore } from './store';
@@ -132,6 +133,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       isDebugServed,
       metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
       quota,
+      ...workerStatistics(options.worker, stats),
     });
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };

@@ -187,6 +187,10 @@
   async function refreshStats() {
     const res = await fetch('/stats', { cache: 'no-store' });
     const stats = parseStats(await res.text());
+    // With WORKERS, /stats sums every worker's statistics and says how many it summed.
+    const workers = Number(res.headers.get('x-ratelimit-workers') || '1');
+    $('stats-note').textContent =
+      `since start-up${workers > 1 ? `; totals of ${workers} workers` : ''}; rates over the last poll`;
     const now = Date.now();
     const cards = HIGHLIGHTS.map(([id, label, read]) => {
       const value = read(stats);

@@ -55,8 +55,18 @@ export type ConfigUpdate =
   /** The supervisor's xDS client's status, as it changes (and the current one to a follower). */
   | { readonly kind: 'ratelimit:xds-status'; readonly status: XdsStatus };
 
+/** Counters and gauges by name, as /stats lists them, in a form that crosses processes. */
+export interface PlainStats {
+  readonly counters: readonly (readonly [string, number])[];
+  readonly gauges: readonly (readonly [string, number])[];
+}
+
 export type ToSupervisor =
   | { readonly kind: 'ratelimit:ready' }
+  /** The worker serving debug asks for the statistics of every worker, summed. */
+  | { readonly kind: 'ratelimit:stats-request'; readonly id: number }
+  /** A worker's own statistics, answering the supervisor's `ratelimit:stats-collect`. */
+  | { readonly kind: 'ratelimit:stats'; readonly id: number; readonly stats: PlainStats }
   /** The worker follows the pod's configuration from now on: send the current one. */
   | { readonly kind: 'ratelimit:config-request' }
   | {
@@ -66,13 +76,31 @@ export type ToSupervisor =
       readonly error?: string;
     };
 
-export type ToWorker =
-  { readonly kind: 'ratelimit:metrics-request'; readonly id: number } | ConfigUpdate;
+/** What the supervisor asks of workers besides the configuration. */
+export type ToWorkerRequest =
+  | { readonly kind: 'ratelimit:metrics-request'; readonly id: number }
+  | { readonly kind: 'ratelimit:stats-collect'; readonly id: number }
+  | {
+      /** Every worker's statistics summed, answering `ratelimit:stats-request`. */
+      readonly kind: 'ratelimit:stats-totals';
+      readonly id: number;
+      readonly stats: PlainStats;
+      readonly workers: number;
+    };
+
+export type ToWorker = ToWorkerRequest | ConfigUpdate;
 
 const TO_SUPERVISOR = new Set<unknown>([
   'ratelimit:ready',
   'ratelimit:config-request',
   'ratelimit:metrics',
+  'ratelimit:stats-request',
+  'ratelimit:stats',
+]);
+const TO_WORKER_REQUEST = new Set<unknown>([
+  'ratelimit:metrics-request',
+  'ratelimit:stats-collect',
+  'ratelimit:stats-totals',
 ]);
 const CONFIG_UPDATE = new Set<unknown>([
   'ratelimit:config-header',
@@ -91,7 +119,7 @@ export function isToSupervisor(value: unknown): value is ToSupervisor {
 }
 
 export function isToWorker(value: unknown): value is ToWorker {
-  return isObject(value) && (value.kind === 'ratelimit:metrics-request' || isConfigUpdate(value));
+  return isObject(value) && (TO_WORKER_REQUEST.has(value.kind) || isConfigUpdate(value));
 }
 
 export function isConfigUpdate(value: unknown): value is ConfigUpdate {
