@@ -119,7 +119,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       quota,
     );
     parts.provider = provider;
-    const following = { engine, health, configStatus, stats, logger };
+    // With WORKERS the supervisor logs a refusal once for the pod; its workers do not repeat it.
+    const isRefusalLogged = options.worker === undefined;
+    const following = { engine, health, configStatus, stats, logger, isRefusalLogged };
     await followConfig(provider, settings.config, following);
     const listeners = await createListeners({
       settings: settings.server,
@@ -229,9 +231,10 @@ async function followConfig(
     configStatus: ConfigStatus;
     stats: StatsStore;
     logger: Logger;
+    isRefusalLogged: boolean;
   },
 ): Promise<void> {
-  const { engine, health, configStatus, stats, logger } = parts;
+  const { engine, health, configStatus, stats, logger, isRefusalLogged } = parts;
   const loadSuccess = stats.counter(STAT.configLoadSuccess);
   const loadError = stats.counter(STAT.configLoadError);
   let firstOutcome: () => void = () => undefined;
@@ -250,13 +253,14 @@ async function followConfig(
     onRejected: (errors: readonly ConfigError[]) => {
       loadError.inc();
       configStatus.refused(errors);
+      firstOutcome();
+      if (!isRefusalLogged) return;
       for (const error of errors) logger.error(refusalMessage(error));
       logger.error(
         engine.currentSnapshot === undefined
           ? 'no configuration is loaded; requests are refused until a valid one arrives'
           : 'the previous configuration keeps serving',
       );
-      firstOutcome();
     },
   });
   if (!settings.forceStartWithoutInitialConfig) await initialConfig;

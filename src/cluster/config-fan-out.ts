@@ -2,7 +2,7 @@
 // outcomes goes to every worker; a worker that starts later gets the current one at once.
 import type { Worker } from 'node:cluster';
 import type { Logger } from '../lib/logger';
-import type { ConfigUpdate } from './messages';
+import type { ConfigUpdate, PlainConfigError } from './messages';
 
 /** Receives the pod's configuration source's outcomes as the messages that hand them over. */
 export interface PodConfigListener {
@@ -30,6 +30,10 @@ export interface PodConfig {
   stop(): Promise<void>;
 }
 
+function errorText(e: PlainConfigError): string {
+  return e.message;
+}
+
 /** Keeps the current outcome and sends every outcome to the workers that follow it. */
 export class ConfigFanOut implements PodConfigListener {
   private current: readonly ConfigUpdate[] = [];
@@ -54,11 +58,18 @@ export class ConfigFanOut implements PodConfigListener {
     for (const worker of this.followers) this.send(worker, messages);
   }
 
+  /** The one line of a refusal in the pod: the workers hand it on without logging it again. */
   refused(messages: readonly ConfigUpdate[]): void {
     this.refusal = messages;
-    this.logger.warn('refused an update for every worker; the loaded configuration serves on', {
-      following: this.followers.size,
-    });
+    const reasons = messages.flatMap((m) =>
+      m.kind === 'ratelimit:config-refused' ? m.errors.map(errorText) : [],
+    );
+    this.logger.error(
+      this.current.length === 0
+        ? 'configuration refused; no configuration is loaded, every worker refuses requests until a valid one arrives'
+        : 'configuration refused; the loaded configuration serves on in every worker',
+      { error: reasons.join('; '), following: this.followers.size },
+    );
     for (const worker of this.followers) this.send(worker, messages);
   }
 

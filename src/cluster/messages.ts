@@ -21,6 +21,8 @@ export interface PlainConfigError {
   readonly source: string;
   readonly reason: string;
   readonly position: SourcePosition | undefined;
+  /** The error's message as ConfigError writes it, for the supervisor's one log line. */
+  readonly message: string;
 }
 
 /**

@@ -20,11 +20,12 @@ function statsUpdate(stats: StatsSnapshot): ConfigUpdate {
 function plainErrors(errors: readonly ConfigError[]): ConfigUpdate {
   return {
     kind: 'ratelimit:config-refused',
-    errors: errors.map(({ code, source, reason, position }) => ({
+    errors: errors.map(({ code, source, reason, position, message }) => ({
       code,
       source,
       reason,
       position,
+      message,
     })),
   };
 }
