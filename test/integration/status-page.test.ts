@@ -147,6 +147,19 @@ it('fits a phone-sized screen without sideways scrolling of the page', async () 
   }
 });
 
+// /rlconfig's rule lines are the reference's (envoyproxy/ratelimit: src/config/config_impl.go,
+// rateLimitDescriptor.dump); the quota bucket rules, which it does not have, follow them.
+it('lists the quota bucket rules on /rlconfig after the rules', async () => {
+  const text = await (await fetch(service.debugUrl('/rlconfig'))).text();
+  expect(text.split('\n')).toEqual([
+    'shop.user: unit=DAY requests_per_unit=2, shadow_mode: false, quota_mode: false',
+    'shop.path_/cart: unit=DAY requests_per_unit=100, shadow_mode: true, quota_mode: false',
+    'quota_bucket shop name=api,tenant=*: unit=MINUTE requests_per_unit=100, strategy: token_bucket, max_tokens: 100',
+    'quota_bucket shop name=blocked: blanket_rule: deny_all',
+    '',
+  ]);
+});
+
 it('fits 1,280 px: neither the page nor a section scrolls sideways', async () => {
   const wide = await browser.context.newPage();
   try {
