@@ -40,10 +40,12 @@ import {
   type Statistics,
   type StatsSink,
   type StatsStore,
+  type XdsStatus,
 } from './stats';
 import { openServiceQuota, followingQuota } from './service-quota';
-import { createPodConfig, createProvider, supervisedProvider } from './service-provider';
+import { createPodConfig, createProvider, supervisedProvider, watchXds } from './service-provider';
 import { openServiceStore } from './service-store';
+import { workerStatistics } from './service-workers';
 import { stopOnSignals, stopWithNpm } from './stop-on-signals';
 import type { QuotaService } from './quota';
 import type { CounterStore } from './store';
@@ -97,16 +99,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const sinkOverride = options.statsSink === undefined ? {} : { sinkOverride: options.statsSink };
   const statistics = startStatistics(settings.stats, { logger, ...sinkOverride });
   const stats = statistics.store;
-  const followsBackend =
-    settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection;
-  const health = new HealthState({
-    requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
-    // memcached is waited for at start-up only: the reference's health never follows it.
-    backendAffectsHealth:
-      settings.backend.type === 'memcache' ? 'until-first-connection' : followsBackend,
-    breakerAffectsHealth: followsBackend,
-    nowMs: () => clock.nowMs(),
-  });
+  const health = healthOf(settings, clock);
   const configStatus = new ConfigStatus(() => clock.nowMs());
   const isDebugServed = options.worker === undefined || options.worker.index === 0;
   const parts: Parts = { health, statistics };
@@ -120,12 +113,16 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const engine = createEngine(settings, { store, stats, clock, logger, isDebugServed });
     const quota = await openServiceQuota(settings, { clock, logger, stats });
     parts.quota = quota;
+    const onXdsStatus = watchXds(settings, { stats, configStatus, clock, isDebugServed });
+    const source = { store, stats, logger, onXdsStatus };
     const provider = followingQuota(
-      options.provider ?? configSource(settings, options.worker, { store, stats, logger }),
+      options.provider ?? configSource(settings, options.worker, source),
       quota,
     );
     parts.provider = provider;
-    const following = { engine, health, configStatus, stats, logger };
+    // With WORKERS the supervisor logs a refusal once for the pod; its workers do not repeat it.
+    const isRefusalLogged = options.worker === undefined;
+    const following = { engine, health, configStatus, stats, logger, isRefusalLogged };
     await followConfig(provider, settings.config, following);
     const listeners = await createListeners({
       settings: settings.server,
@@ -139,6 +136,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       isDebugServed,
       metrics: prometheusScrape.inService(statistics.prometheus, options.worker),
       quota,
+      ...workerStatistics(options.worker, stats),
     });
     parts.listeners = listeners;
     const where = { ...listeners.addresses, worker: options.worker?.index };
@@ -150,6 +148,20 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   }
 }
 
+/** The service's health, following what the settings say it follows. */
+function healthOf(settings: Settings, clock: Clock): HealthState {
+  const followsBackend =
+    settings.backend.type === 'redis' && settings.backend.healthCheckActiveConnection;
+  return new HealthState({
+    requireConfig: settings.config.healthyWithAtLeastOneConfigLoaded,
+    // memcached is waited for at start-up only: the reference's health never follows it.
+    backendAffectsHealth:
+      settings.backend.type === 'memcache' ? 'until-first-connection' : followsBackend,
+    breakerAffectsHealth: followsBackend,
+    nowMs: () => clock.nowMs(),
+  });
+}
+
 /**
  * The configuration source the settings choose; a worker follows the configuration its
  * supervisor compiles once for the pod instead.
@@ -157,11 +169,17 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 function configSource(
   settings: Settings,
   worker: StartOptions['worker'],
-  { store, stats, logger }: { store: CounterStore; stats: StatsStore; logger: Logger },
+  parts: {
+    store: CounterStore;
+    stats: StatsStore;
+    logger: Logger;
+    onXdsStatus: ((status: XdsStatus) => void) | undefined;
+  },
 ): ConfigProvider {
+  const { store, ...deps } = parts;
   return worker === undefined
-    ? createProvider(settings, store, { stats, logger })
-    : supervisedProvider(settings, store, { stats, logger, link: supervisorLink });
+    ? createProvider(settings, store, deps)
+    : supervisedProvider(settings, store, { ...deps, link: supervisorLink });
 }
 
 /**
@@ -214,9 +232,10 @@ async function followConfig(
     configStatus: ConfigStatus;
     stats: StatsStore;
     logger: Logger;
+    isRefusalLogged: boolean;
   },
 ): Promise<void> {
-  const { engine, health, configStatus, stats, logger } = parts;
+  const { engine, health, configStatus, stats, logger, isRefusalLogged } = parts;
   const loadSuccess = stats.counter(STAT.configLoadSuccess);
   const loadError = stats.counter(STAT.configLoadError);
   let firstOutcome: () => void = () => undefined;
@@ -235,13 +254,14 @@ async function followConfig(
     onRejected: (errors: readonly ConfigError[]) => {
       loadError.inc();
       configStatus.refused(errors);
+      firstOutcome();
+      if (!isRefusalLogged) return;
       for (const error of errors) logger.error(refusalMessage(error));
       logger.error(
         engine.currentSnapshot === undefined
           ? 'no configuration is loaded; requests are refused until a valid one arrives'
           : 'the previous configuration keeps serving',
       );
-      firstOutcome();
     },
   });
   if (!settings.forceStartWithoutInitialConfig) await initialConfig;

@@ -14,7 +14,9 @@ import {
   type ConfigProvider,
 } from './provider';
 import type { ConfigSettings, Settings } from './settings';
-import { STAT, StatsStore } from './stats';
+import type { ConfigStatus } from './server';
+import type { Clock } from './lib/clock';
+import { STAT, StatsStore, XdsStatistics, type XdsStatus } from './stats';
 import { BACKEND_UNSUPPORTED, type CounterStore } from './store';
 
 type SourceOf = {
@@ -25,6 +27,8 @@ interface ProviderDeps {
   readonly compiler: ConfigCompiler;
   readonly stats: StatsStore;
   readonly logger: Logger;
+  /** Told each change of the xDS client's status. */
+  readonly onXdsStatus: ((status: XdsStatus) => void) | undefined;
 }
 
 /** One line per configuration source (CONFIG_TYPE). */
@@ -43,8 +47,14 @@ const PROVIDERS: {
         numValues: stats.gauge(STAT.runtimeNumValues),
       },
     }),
-  GRPC_XDS_SOTW: (source, { compile, compiler, logger }) =>
-    new XdsConfigProvider({ settings: source, compile, compiler, logger }),
+  GRPC_XDS_SOTW: (source, { compile, compiler, logger, onXdsStatus }) =>
+    new XdsConfigProvider({
+      settings: source,
+      compile,
+      compiler,
+      logger,
+      ...(onXdsStatus === undefined ? {} : { onStatus: onXdsStatus }),
+    }),
 };
 
 function providerFor<K extends keyof SourceOf>(
@@ -74,13 +84,12 @@ function compileOptions(
 export function createProvider(
   settings: Settings,
   store: CounterStore,
-  { stats, logger }: { stats: StatsStore; logger: Logger },
+  deps: Pick<ProviderDeps, 'stats' | 'logger' | 'onXdsStatus'>,
 ): ConfigProvider {
   return providerFor(settings.config.source, {
-    compile: compileOptions(settings, store.unsupported, stats),
+    ...deps,
+    compile: compileOptions(settings, store.unsupported, deps.stats),
     compiler: serviceCompiler(settings.config.compileTimeoutMs),
-    stats,
-    logger,
   });
 }
 
@@ -93,25 +102,58 @@ export function createPodConfig(settings: Settings, logger: Logger): ProviderPod
   // The loader's statistics here, forwarded to every worker; rules are declared in each worker.
   const loading = new StatsStore();
   const unsupported = BACKEND_UNSUPPORTED[settings.backend.type];
+  // The xDS client's status goes to the workers as it is, not as statistics of loading: only
+  // the worker that serves the debug listener reports it, so that summing the workers' metrics
+  // counts it once.
+  let forwardXds: (status: XdsStatus) => void = () => undefined;
   const provider = providerFor(settings.config.source, {
     compile: compileOptions(settings, unsupported, new StatsStore(false)),
     compiler: serviceCompiler(settings.config.compileTimeoutMs),
     stats: loading,
     logger,
+    onXdsStatus: (status) => {
+      forwardXds(status);
+    },
   });
-  return new ProviderPodConfig(provider, () => loading.snapshot());
+  const pod = new ProviderPodConfig(provider, () => loading.snapshot());
+  forwardXds = (status) => {
+    pod.xds(status);
+  };
+  return pod;
 }
 
 /** A worker's configuration source: what its supervisor compiles, built for this worker. */
 export function supervisedProvider(
   settings: Settings,
   store: CounterStore,
-  { stats, logger, link }: { stats: StatsStore; logger: Logger; link: SupervisorLink },
+  deps: Pick<ProviderDeps, 'stats' | 'logger' | 'onXdsStatus'> & { link: SupervisorLink },
 ): ConfigProvider {
+  const { stats, logger, link, onXdsStatus } = deps;
   return new SupervisedProvider({
     compile: compileOptions(settings, store.unsupported, stats),
     link,
     logger,
     stats,
+    ...(onXdsStatus === undefined ? {} : { onXdsStatus }),
   });
+}
+
+/**
+ * Where the xDS client's status goes (CONFIG_TYPE=GRPC_XDS_SOTW): the debug listener's page,
+ * and statistics in the process that serves it, which with WORKERS is the one worker of all
+ * that reports them, so that the summed metrics count them once.
+ */
+export function watchXds(
+  settings: Settings,
+  parts: { stats: StatsStore; configStatus: ConfigStatus; clock: Clock; isDebugServed: boolean },
+): ((status: XdsStatus) => void) | undefined {
+  if (settings.config.source.type !== 'GRPC_XDS_SOTW') return undefined;
+  const { clock, configStatus } = parts;
+  const statistics = parts.isDebugServed
+    ? new XdsStatistics(parts.stats, () => clock.nowMs())
+    : undefined;
+  return (status) => {
+    statistics?.update(status);
+    configStatus.xds(status);
+  };
 }

@@ -114,6 +114,30 @@
       ]),
     );
     $('health').tBodies[0].replaceChildren(...rows);
+    showXds(body.xds);
+  }
+
+  /** The xDS client's connection and last ACK and NACK; hidden when not configured by xDS. */
+  function showXds(xds) {
+    $('xds-section').hidden = !xds;
+    if (!xds) return;
+    const when = (event) => (event ? `${localTime(event.at)} (${ago(event.at)})` : 'none');
+    const rows = [
+      ['server', xds.server],
+      [
+        'connection',
+        badge(xds.connected ? 'connected' : 'disconnected', xds.connected ? 'ok' : 'bad'),
+      ],
+      ['last ACK', xds.lastAck ? `${xds.lastAck.version} at ${when(xds.lastAck)}` : 'none'],
+      ['last NACK', xds.lastNack ? `${xds.lastNack.version} at ${when(xds.lastNack)}` : 'none'],
+      ['ACKs / NACKs', `${xds.acks} / ${xds.nacks}`],
+    ];
+    if (xds.lastNack) rows.push(['NACK reason', xds.lastNack.reason]);
+    $('xds').tBodies[0].replaceChildren(
+      ...rows.map(([name, value]) =>
+        el('tr', {}, [el('th', {}, name), el('td', { className: 'wrap' }, value)]),
+      ),
+    );
   }
 
   // ---- Statistics ---------------------------------------------------------------------------
@@ -170,6 +194,10 @@
   async function refreshStats() {
     const res = await fetch('/stats', { cache: 'no-store' });
     const stats = parseStats(await res.text());
+    // With WORKERS, /stats sums every worker's statistics and says how many it summed.
+    const workers = Number(res.headers.get('x-ratelimit-workers') || '1');
+    $('stats-note').textContent =
+      `since start-up${workers > 1 ? `; totals of ${workers} workers` : ''}; rates over the last poll`;
     const now = Date.now();
     const cards = HIGHLIGHTS.map(([id, label, read]) => {
       const value = read(stats);
@@ -356,7 +384,11 @@
         ),
       );
     }
-    refused.hidden = !body.lastRefused;
+    // A refusal stays listed on /rules; once a later update loaded, it is history, not news.
+    const isCurrent =
+      body.lastRefused &&
+      (!body.loaded || Date.parse(body.lastRefused.at) >= Date.parse(body.loadedAt));
+    refused.hidden = !isCurrent;
     renderDomains(body.domains);
     renderRules();
   }

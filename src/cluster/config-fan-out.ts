@@ -2,7 +2,7 @@
 // outcomes goes to every worker; a worker that starts later gets the current one at once.
 import type { Worker } from 'node:cluster';
 import type { Logger } from '../lib/logger';
-import type { ConfigUpdate } from './messages';
+import type { ConfigUpdate, PlainConfigError } from './messages';
 
 /** Receives the pod's configuration source's outcomes as the messages that hand them over. */
 export interface PodConfigListener {
@@ -16,6 +16,8 @@ export interface PodConfigListener {
    * loaded before keeps serving in every worker.
    */
   refused(messages: readonly ConfigUpdate[]): void;
+  /** The xDS client's status changed; it replaces the one sent before. */
+  xds(message: ConfigUpdate): void;
 }
 
 /**
@@ -28,11 +30,16 @@ export interface PodConfig {
   stop(): Promise<void>;
 }
 
+function errorText(e: PlainConfigError): string {
+  return e.message;
+}
+
 /** Keeps the current outcome and sends every outcome to the workers that follow it. */
 export class ConfigFanOut implements PodConfigListener {
   private current: readonly ConfigUpdate[] = [];
   /** The refusal since the current configuration loaded, for a worker's status page. */
   private refusal: readonly ConfigUpdate[] = [];
+  private xdsStatus: readonly ConfigUpdate[] = [];
   private readonly followers = new Set<Worker>();
 
   constructor(private readonly logger: Logger) {}
@@ -51,18 +58,30 @@ export class ConfigFanOut implements PodConfigListener {
     for (const worker of this.followers) this.send(worker, messages);
   }
 
+  /** The one line of a refusal in the pod: the workers hand it on without logging it again. */
   refused(messages: readonly ConfigUpdate[]): void {
     this.refusal = messages;
-    this.logger.warn('refused an update for every worker; the loaded configuration serves on', {
-      following: this.followers.size,
-    });
+    const reasons = messages.flatMap((m) =>
+      m.kind === 'ratelimit:config-refused' ? m.errors.map(errorText) : [],
+    );
+    this.logger.error(
+      this.current.length === 0
+        ? 'configuration refused; no configuration is loaded, every worker refuses requests until a valid one arrives'
+        : 'configuration refused; the loaded configuration serves on in every worker',
+      { error: reasons.join('; '), following: this.followers.size },
+    );
     for (const worker of this.followers) this.send(worker, messages);
+  }
+
+  xds(message: ConfigUpdate): void {
+    this.xdsStatus = [message];
+    for (const worker of this.followers) this.send(worker, this.xdsStatus);
   }
 
   /** `worker` asked for the configuration: the current one now, every outcome from now on. */
   follow(worker: Worker): void {
     this.followers.add(worker);
-    this.send(worker, [...this.current, ...this.refusal]);
+    this.send(worker, [...this.current, ...this.refusal, ...this.xdsStatus]);
   }
 
   forget(worker: Worker): void {

@@ -8,6 +8,8 @@ export {
 export {
   announceReady,
   serveMetrics,
+  serveStats,
+  statsTotals,
   supervisorLink,
   workerIndex,
   type SupervisorLink,
@@ -17,5 +19,6 @@ export {
   WORKER_INDEX_VARIABLE,
   type ConfigUpdate,
   type PlainConfigError,
+  type PlainStats,
   type WorkerMetrics,
 } from './messages';

@@ -7,6 +7,7 @@ import type {
   SourcePosition,
   TablesHeader,
 } from '../config';
+import type { XdsStatus } from '../stats';
 
 /** The worker's index (0..WORKERS-1) travels in this variable; it is not a setting. */
 export const WORKER_INDEX_VARIABLE = 'RATELIMIT_WORKER_INDEX';
@@ -20,6 +21,8 @@ export interface PlainConfigError {
   readonly source: string;
   readonly reason: string;
   readonly position: SourcePosition | undefined;
+  /** The error's message as ConfigError writes it, for the supervisor's one log line. */
+  readonly message: string;
 }
 
 /**
@@ -50,10 +53,22 @@ export type ConfigUpdate =
       readonly kind: 'ratelimit:config-stats';
       readonly counters: readonly (readonly [string, number])[];
       readonly gauges: readonly (readonly [string, number])[];
-    };
+    }
+  /** The supervisor's xDS client's status, as it changes (and the current one to a follower). */
+  | { readonly kind: 'ratelimit:xds-status'; readonly status: XdsStatus };
+
+/** Counters and gauges by name, as /stats lists them, in a form that crosses processes. */
+export interface PlainStats {
+  readonly counters: readonly (readonly [string, number])[];
+  readonly gauges: readonly (readonly [string, number])[];
+}
 
 export type ToSupervisor =
   | { readonly kind: 'ratelimit:ready' }
+  /** The worker serving debug asks for the statistics of every worker, summed. */
+  | { readonly kind: 'ratelimit:stats-request'; readonly id: number }
+  /** A worker's own statistics, answering the supervisor's `ratelimit:stats-collect`. */
+  | { readonly kind: 'ratelimit:stats'; readonly id: number; readonly stats: PlainStats }
   /** The worker follows the pod's configuration from now on: send the current one. */
   | { readonly kind: 'ratelimit:config-request' }
   | {
@@ -63,19 +78,38 @@ export type ToSupervisor =
       readonly error?: string;
     };
 
-export type ToWorker =
-  { readonly kind: 'ratelimit:metrics-request'; readonly id: number } | ConfigUpdate;
+/** What the supervisor asks of workers besides the configuration. */
+export type ToWorkerRequest =
+  | { readonly kind: 'ratelimit:metrics-request'; readonly id: number }
+  | { readonly kind: 'ratelimit:stats-collect'; readonly id: number }
+  | {
+      /** Every worker's statistics summed, answering `ratelimit:stats-request`. */
+      readonly kind: 'ratelimit:stats-totals';
+      readonly id: number;
+      readonly stats: PlainStats;
+      readonly workers: number;
+    };
+
+export type ToWorker = ToWorkerRequest | ConfigUpdate;
 
 const TO_SUPERVISOR = new Set<unknown>([
   'ratelimit:ready',
   'ratelimit:config-request',
   'ratelimit:metrics',
+  'ratelimit:stats-request',
+  'ratelimit:stats',
+]);
+const TO_WORKER_REQUEST = new Set<unknown>([
+  'ratelimit:metrics-request',
+  'ratelimit:stats-collect',
+  'ratelimit:stats-totals',
 ]);
 const CONFIG_UPDATE = new Set<unknown>([
   'ratelimit:config-header',
   'ratelimit:config-part',
   'ratelimit:config-refused',
   'ratelimit:config-stats',
+  'ratelimit:xds-status',
 ]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -87,7 +121,7 @@ export function isToSupervisor(value: unknown): value is ToSupervisor {
 }
 
 export function isToWorker(value: unknown): value is ToWorker {
-  return isObject(value) && (value.kind === 'ratelimit:metrics-request' || isConfigUpdate(value));
+  return isObject(value) && (TO_WORKER_REQUEST.has(value.kind) || isConfigUpdate(value));
 }
 
 export function isConfigUpdate(value: unknown): value is ConfigUpdate {

@@ -12,9 +12,11 @@ import { ConfigFanOut, type PodConfig } from './config-fan-out';
 import {
   WORKER_INDEX_VARIABLE,
   isToSupervisor,
+  type PlainStats,
   type ToWorker,
   type WorkerMetrics,
 } from './messages';
+import { sumStats } from './stats-totals';
 
 /** A worker that dies this soon after the previous replacement counts toward giving up. */
 const RESTART_WINDOW_MS = 60_000;
@@ -69,6 +71,11 @@ export class Supervisor {
     { readonly replies: WorkerMetrics[]; readonly expected: number; readonly done: () => void }
   >();
 
+  private readonly statsCollections = new Map<
+    number,
+    { readonly replies: PlainStats[]; readonly expected: number; readonly finish: () => void }
+  >();
+
   constructor(private readonly options: SupervisorOptions) {
     this.fanOut = new ConfigFanOut(options.logger);
   }
@@ -103,6 +110,8 @@ export class Supervisor {
           slot.isReady = true;
           resolve();
         } else if (message.kind === 'ratelimit:config-request') this.fanOut.follow(worker);
+        else if (message.kind === 'ratelimit:stats-request') this.collectStats(worker, message.id);
+        else if (message.kind === 'ratelimit:stats') this.onStats(message.id, message.stats);
         else this.onMetrics(message.id, message.metrics, message.error);
       });
       // Node passes null for whichever of the two did not end the process.
@@ -181,6 +190,40 @@ export class Supervisor {
       this.options.logger.warn('a worker could not render its metrics', { error });
     scrape.replies.push(metrics ?? []);
     if (scrape.replies.length >= scrape.expected) scrape.done();
+  }
+
+  /**
+   * Asks every ready worker for its statistics and answers `asker` with their sums; a worker
+   * that has not answered within the scrape's timeout is left out, and the answer says how
+   * many workers it sums.
+   */
+  private collectStats(asker: Worker, requestId: number): void {
+    const workers = [...this.slots.values()].filter((s) => s.isReady).map((s) => s.worker);
+    const id = this.nextScrape++;
+    const replies: PlainStats[] = [];
+    const finish = (): void => {
+      clearTimeout(timer);
+      this.statsCollections.delete(id);
+      const totals: ToWorker = {
+        kind: 'ratelimit:stats-totals',
+        id: requestId,
+        stats: sumStats(replies),
+        workers: replies.length,
+      };
+      if (asker.isConnected()) asker.send(totals);
+    };
+    const timer = setTimeout(finish, SCRAPE_TIMEOUT_MS);
+    this.statsCollections.set(id, { replies, expected: workers.length, finish });
+    const request: ToWorker = { kind: 'ratelimit:stats-collect', id };
+    for (const worker of workers) worker.send(request);
+    if (workers.length === 0) finish();
+  }
+
+  private onStats(id: number, stats: PlainStats): void {
+    const collection = this.statsCollections.get(id);
+    if (collection === undefined) return;
+    collection.replies.push(stats);
+    if (collection.replies.length >= collection.expected) collection.finish();
   }
 
   /** SIGTERM to every worker (they drain), then exit once all are gone. */

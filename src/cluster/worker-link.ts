@@ -6,9 +6,13 @@ import {
   isConfigUpdate,
   isToWorker,
   type ConfigUpdate,
+  type PlainStats,
   type ToSupervisor,
   type WorkerMetrics,
 } from './messages';
+
+/** How long the worker serving debug waits for the supervisor's sums (its own timeout is 5 s). */
+const STATS_TOTALS_TIMEOUT_MS = 7_000;
 
 /**
  * This process's worker index when a supervisor forked it (the variable is set and the IPC
@@ -45,6 +49,42 @@ export function serveMetrics(collect: () => Promise<WorkerMetrics>): void {
         });
       },
     );
+  });
+}
+
+/** Answers the supervisor's requests for this worker's statistics with `snapshot()`. */
+export function serveStats(snapshot: () => PlainStats): void {
+  process.on('message', (message: unknown) => {
+    if (!isToWorker(message) || message.kind !== 'ratelimit:stats-collect') return;
+    send({ kind: 'ratelimit:stats', id: message.id, stats: snapshot() });
+  });
+}
+
+let nextStatsRequest = 1;
+
+/**
+ * Every worker's statistics summed, from the supervisor, and how many workers answered;
+ * rejects when the supervisor does not answer in time.
+ */
+export function statsTotals(): Promise<{ stats: PlainStats; workers: number }> {
+  const id = nextStatsRequest++;
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: unknown): void => {
+      if (!isToWorker(message) || message.kind !== 'ratelimit:stats-totals') return;
+      if (message.id !== id) return;
+      done();
+      resolve({ stats: message.stats, workers: message.workers });
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error("the supervisor did not sum the workers' statistics in time"));
+    }, STATS_TOTALS_TIMEOUT_MS);
+    const done = (): void => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+    };
+    process.on('message', onMessage);
+    send({ kind: 'ratelimit:stats-request', id });
   });
 }
 

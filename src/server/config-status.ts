@@ -1,6 +1,7 @@
 // What the configuration source last did: when the current configuration loaded and from
 // where, and the last refusal with its reasons, for the debug listener's /rules and page.
 import type { ConfigError, ConfigOrigin } from '../config';
+import type { XdsStatus } from '../stats';
 
 export interface ConfigLoad {
   readonly atMs: number;
@@ -17,11 +18,30 @@ export interface ConfigRefusal {
 export class ConfigStatus {
   private lastLoad: ConfigLoad | undefined;
   private lastRefusal: ConfigRefusal | undefined;
+  private xdsStatus: XdsStatus | undefined;
 
   constructor(private readonly nowMs: () => number = Date.now) {}
 
   loaded(origin: ConfigOrigin | undefined): void {
     this.lastLoad = { atMs: this.nowMs(), origin };
+  }
+
+  /**
+   * The xDS client's status changed. An ACK of an unchanged set (the same resources under a
+   * new version) loads nothing, yet the version serving is now the one acknowledged.
+   */
+  xds(status: XdsStatus): void {
+    this.xdsStatus = status;
+    const origin = this.lastLoad?.origin;
+    const ack = status.lastAck;
+    if (this.lastLoad === undefined || origin?.kind !== 'xds' || ack === undefined) return;
+    if (ack.version !== origin.version)
+      this.lastLoad = { ...this.lastLoad, origin: { ...origin, version: ack.version } };
+  }
+
+  /** The xDS client's status; undefined when the configuration does not come over xDS. */
+  get xdsState(): XdsStatus | undefined {
+    return this.xdsStatus;
   }
 
   refused(errors: readonly ConfigError[]): void {

@@ -9,7 +9,7 @@ import type { ConnectionLimits, LimitsSettings, ListenAddress, ServerSettings } 
 import type { StatsStore } from '../stats';
 import type { RequestTracer } from '../tracing';
 import type { ConfigStatus } from './config-status';
-import { createDebugServer } from './debug/debug-server';
+import { createDebugServer, type DebugSources } from './debug/debug-server';
 import { RateLimitGrpcServer } from './grpc/grpc-server';
 import type { HealthState } from './health';
 import { createHttpHandler } from './http/http-server';
@@ -50,6 +50,8 @@ export interface ListenerOptions {
   readonly metrics: MetricsEndpoint | undefined;
   /** The RLQS service (StreamRateLimitQuotas and `/rlqs`); absent: neither is served. */
   readonly quota?: QuotaService;
+  /** With WORKERS above 1: every worker's statistics, for the debug listener's `/stats`. */
+  readonly statsTotals?: DebugSources['statsTotals'];
 }
 
 /** The bound ports (port 0 in the settings asks for a free one); undefined when not opened. */
@@ -206,6 +208,7 @@ function openHttpFrontEnd(options: Opening): Promise<OpenListener> {
 function openDebug(options: Opening): Promise<OpenListener> | undefined {
   if (!options.isDebugServed) return undefined;
   const { engine, stats, health, configStatus, settings, limits, lastResort, quota } = options;
+  const totals = options.statsTotals;
   const server = createDebugServer(
     {
       engine,
@@ -213,6 +216,7 @@ function openDebug(options: Opening): Promise<OpenListener> | undefined {
       health,
       config: configStatus,
       ...(quota && { quota: () => quotaView(quota) }),
+      ...(totals && { statsTotals: totals }),
     },
     {
       isProfilingEnabled: settings.debug.isProfilingEnabled,

@@ -49,6 +49,8 @@ export class StatsFlusher {
       for (const sink of this.sinks) sink.counter(name, delta);
       this.lastCounters.set(name, value);
     }
+    for (const gauge of this.store.takeRemovedGauges())
+      for (const sink of this.sinks) sink.releaseGauge?.(gauge.name, gauge.tags);
     for (const gauge of this.store.allGauges())
       for (const sink of this.sinks) sink.gauge(gauge.name, gauge.value, gauge.tags);
     for (const timer of this.store.allTimers()) {

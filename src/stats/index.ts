@@ -13,6 +13,7 @@ export {
 export { STAT, RULE_STAT_SUFFIXES, sanitizeStatName } from './names';
 export type { StatsSink } from './sink';
 export { StatsFlusher } from './flusher';
+export { XdsStatistics, type XdsStatus } from './xds-stats';
 export { StatsdSink } from './sinks/statsd-sink';
 export { DogStatsdSink } from './sinks/dogstatsd-sink';
 export { StdoutSink } from './sinks/stdout-sink';

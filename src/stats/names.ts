@@ -1,5 +1,8 @@
 // Statistic names of the reference service, each written once.
 
+/** The xDS statistics that carry a version as a tag. */
+export type XdsVersionStat = 'last_ack_version' | 'last_nack_version';
+
 export const SERVICE_SCOPE = 'ratelimit.service';
 export const RULE_SCOPE = 'ratelimit.service.rate_limit';
 export const SHOULD_RATE_LIMIT_SCOPE = 'ratelimit.service.call.should_rate_limit';
@@ -51,6 +54,14 @@ export const STAT = Object.freeze({
   refused: (reason: string) => `ratelimit.server.refused.${reason}`,
   /** Connections closed (HTTP/2: GOAWAY) after IDLE_TIMEOUT without a call open. */
   idleClosed: 'ratelimit.server.idle_closed',
+  /**
+   * The xDS client's management server (CONFIG_TYPE=GRPC_XDS_SOTW): `connected` (1 once a
+   * stream is answered, 0 when it ends), `update_age_seconds` (since the last ACK), the
+   * `acks` and `nacks` sent, and `last_ack_version` and `last_nack_version`, gauges of 1
+   * tagged with the version (`version`), one series at a time.
+   */
+  xds: (name: 'connected' | 'update_age_seconds' | 'acks' | 'nacks' | XdsVersionStat) =>
+    `ratelimit.xds.${name}`,
   totalRequests: (method: string) => `ratelimit_server.${method}.total_requests`,
   responseTime: (method: string) => `ratelimit_server.${method}.response_time`,
 });

@@ -20,6 +20,8 @@ export class MetricRegistry {
   private readonly timers = new Map<string, ReservoirTimer>();
   private readonly timerObservers: ((name: string) => TimerObserver | undefined)[] = [];
   private readonly generators: (() => void)[] = [];
+  /** Gauges removed since the flusher last asked, so that sinks can drop their series. */
+  private removedGauges: Gauge[] = [];
 
   constructor(readonly isEnabled: boolean) {}
 
@@ -50,6 +52,22 @@ export class MetricRegistry {
       if (this.isEnabled) this.gauges.set(key, gauge);
     }
     return gauge;
+  }
+
+  /** Forgets a gauge of a name and tags: it is no longer listed or flushed. */
+  removeGauge(name: string, tags: StatTags): void {
+    const key = name + nameTagSuffix(tags);
+    const gauge = this.gauges.get(key);
+    if (gauge === undefined) return;
+    this.gauges.delete(key);
+    this.removedGauges.push(gauge);
+  }
+
+  /** The gauges removed since the last call. */
+  takeRemovedGauges(): Gauge[] {
+    const removed = this.removedGauges;
+    this.removedGauges = [];
+    return removed;
   }
 
   timer(name: string): Timer {

@@ -18,4 +18,6 @@ export interface StatsSink {
    * for a sink that keeps a series per name; a sink that keeps nothing need not have it.
    */
   release?(names: readonly string[]): void;
+  /** Forgets a gauge the store removed, for a sink that keeps a series per gauge. */
+  releaseGauge?(name: string, tags: StatTags): void;
 }

@@ -137,6 +137,19 @@ export class StatsStore implements RuleStatsFactory {
     return this.registry.gauge(name, tags);
   }
 
+  /**
+   * Forgets the gauge of a name and tags (a tag that named a version now gone): it leaves the
+   * snapshot, and the next flush tells the sinks to drop its series.
+   */
+  removeGauge(name: string, tags: StatTags = {}): void {
+    this.registry.removeGauge(name, tags);
+  }
+
+  /** The gauges removed since the last call, for the flusher. */
+  takeRemovedGauges(): Gauge[] {
+    return this.registry.takeRemovedGauges();
+  }
+
   timer(name: string): Timer {
     return this.registry.timer(name);
   }

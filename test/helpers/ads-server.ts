@@ -62,15 +62,16 @@ export class AdsServer {
     readonly port: number,
   ) {}
 
-  static async start(): Promise<AdsServer> {
+  /** Listens on `port` of the loopback address; 0 (the default) lets the system pick one. */
+  static async start(port = 0): Promise<AdsServer> {
     const server = new grpc.Server();
-    const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => {
+    const bound = await new Promise<number>((resolve, reject) => {
+      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => {
         if (err !== null) reject(err);
         else resolve(p);
       });
     });
-    const ads = new AdsServer(server, port);
+    const ads = new AdsServer(server, bound);
     server.addService(upstreamAds(), {
       StreamAggregatedResources: (call: Stream) => {
         const received: AdsRequest[] = [];

@@ -1,6 +1,8 @@
 // The debug listener's status page in a real browser (Debian's chromium through playwright-core),
 // against the built service: rules from a file, a counter lookup that matches what gRPC calls
 // counted, a refusal appearing live, the RLQS buckets an Envoy watches, and a phone-sized screen.
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchChromium, type Browser } from '../../scripts/chromium';
 import { collectCleanups } from '../helpers/cleanups';
@@ -28,13 +30,14 @@ quota_buckets:
 
 const cleanup = collectCleanups();
 let service: ServiceProcess;
+let runtime: RuntimeDir;
 let client: RlsClient;
 let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  const runtime = new RuntimeDir({ 'shop.yaml': CONFIG });
+  runtime = new RuntimeDir({ 'shop.yaml': CONFIG });
   cleanup(() => {
     runtime.destroy();
   });
@@ -144,4 +147,51 @@ it('fits a phone-sized screen without sideways scrolling of the page', async () 
   } finally {
     await phone.close();
   }
+});
+
+// /rlconfig's rule lines are the reference's (envoyproxy/ratelimit: src/config/config_impl.go,
+// rateLimitDescriptor.dump); the quota bucket rules, which it does not have, follow them.
+it('lists the quota bucket rules on /rlconfig after the rules', async () => {
+  const text = await (await fetch(service.debugUrl('/rlconfig'))).text();
+  expect(text.split('\n')).toEqual([
+    'shop.user: unit=DAY requests_per_unit=2, shadow_mode: false, quota_mode: false',
+    'shop.path_/cart: unit=DAY requests_per_unit=100, shadow_mode: true, quota_mode: false',
+    'quota_bucket shop name=api,tenant=*: unit=MINUTE requests_per_unit=100, strategy: token_bucket, max_tokens: 100',
+    'quota_bucket shop name=blocked: blanket_rule: deny_all',
+    '',
+  ]);
+});
+
+it('fits 1,280 px: neither the page nor a section scrolls sideways', async () => {
+  const wide = await browser.context.newPage();
+  try {
+    await wide.setViewportSize({ width: 1280, height: 900 });
+    await wide.goto(service.debugUrl('/'));
+    await wide.locator('#health tbody tr').first().waitFor();
+    await wide.locator('#rules tbody tr').first().waitFor();
+    await wide.screenshot({
+      path: path.join(tmpdir(), 'ratelimit-status-1280.png'),
+      fullPage: true,
+    });
+    const overflowing = await wide.evaluate<string[]>(`
+      [document.documentElement, ...document.querySelectorAll('#health-section, #health-section .scroll')]
+        .filter((e) => e.scrollWidth > e.clientWidth)
+        .map((e) => e.id || e.className || e.tagName)
+    `);
+    expect(overflowing).toEqual([]);
+  } finally {
+    await wide.close();
+  }
+});
+
+it('shows a refused update until a good one loads, then clears the banner', async () => {
+  const banner = page.locator('#rules-refused');
+  runtime.write({
+    'shop.yaml':
+      'domain: shop\ndescriptors:\n  - key: user\n    rate_limit: { unit: fortnight, requests_per_unit: 2 }\n',
+  });
+  await banner.waitFor({ state: 'visible', timeout: 20_000 });
+  expect(await banner.innerText()).toContain('Update refused at');
+  runtime.write({ 'shop.yaml': CONFIG });
+  await banner.waitFor({ state: 'hidden', timeout: 20_000 });
 });

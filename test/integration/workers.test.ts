@@ -1,6 +1,7 @@
 // WORKERS=2: a supervisor and two worker processes sharing the listeners and the Redis
 // counters, one Prometheus scrape for both, replacement of a dead worker, and clean exits.
 import net from 'node:net';
+import { launchChromium } from '../../scripts/chromium';
 import { collectCleanups } from '../helpers/cleanups';
 import { childrenOf, connectionsOn, isAlive } from '../helpers/cluster-processes';
 import { eventually } from '../helpers/eventually';
@@ -82,7 +83,47 @@ it('shares the listeners and the Redis counters between two workers, with one sc
   expect(buildInfo.map(([, value]) => value)).toEqual([1]);
   // The first worker alone serves the debug listener.
   expect((await fetch(service.debugUrl('/rlconfig'))).status).toBe(200);
+  await expectTotalsAsPrometheus(service, metricsPort);
 });
+
+/** `/stats` as name to value, and the number of workers it says it sums. */
+async function debugStats(service: ServiceProcess): Promise<[Map<string, number>, string | null]> {
+  const res = await fetch(service.debugUrl('/stats'));
+  const values = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    const at = line.lastIndexOf(': ');
+    if (at > 0) values.set(line.slice(0, at), Number(line.slice(at + 2)));
+  }
+  return [values, res.headers.get('x-ratelimit-workers')];
+}
+
+/**
+ * The debug listener (served by the first worker) and its status page show the totals of both
+ * workers, as the supervisor's Prometheus scrape sums them: six calls spread over the two.
+ */
+async function expectTotalsAsPrometheus(service: ServiceProcess, metricsPort: number | undefined) {
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  const metrics = parseExposition(await res.text());
+  const calls = metrics.get('ratelimit_service_total_requests{grpc_method="ShouldRateLimit"}');
+  expect(calls).toBe(6);
+  const [stats, workers] = await debugStats(service);
+  expect(workers).toBe('2');
+  expect(stats.get('ratelimit_server.ShouldRateLimit.total_requests')).toBe(calls);
+  expect(stats.get('ratelimit.service.rate_limit.w.k.total_hits')).toBe(
+    metrics.get('ratelimit_service_rate_limit_total_hits{domain="w",key1="k"}'),
+  );
+  expect(stats.get('ratelimit.service.rate_limit.w.k.over_limit')).toBe(1);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.context.newPage();
+    await page.goto(service.debugUrl('/'));
+    await page.locator('#stat-requests .value', { hasText: /^6$/ }).waitFor();
+    await page.locator('#stat-total_hits .value', { hasText: /^6$/ }).waitFor();
+    expect(await page.locator('#stats-note').innerText()).toContain('totals of 2 workers');
+  } finally {
+    await browser.close();
+  }
+}
 
 it('replaces a worker that dies and keeps answering meanwhile', async () => {
   const service = await startWorkers();

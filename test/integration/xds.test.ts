@@ -92,6 +92,23 @@ describe('with a plaintext management server', () => {
     );
   });
 
+  it('reports its connection and the version the server last sent, on /stats, /health and /rules', async () => {
+    const { version } = await sim.status();
+    await eventually(async () => (await service.stat('ratelimit.xds.acks')) >= 2, {
+      what: 'the ACKs of both subscribed types',
+    });
+    expect(await service.stat('ratelimit.xds.connected')).toBe(1);
+    expect(await service.stat(`ratelimit.xds.last_ack_version.__version=${version}`)).toBe(1);
+    const health = (await (await fetch(service.debugUrl('/health'))).json()) as {
+      xds: { connected: boolean; lastAck: { version: string } | null };
+    };
+    expect(health.xds).toMatchObject({ connected: true, lastAck: { version } });
+    const rules = (await (await fetch(service.debugUrl('/rules'))).json()) as {
+      origin: { version: string };
+    };
+    expect(rules.origin.version).toBe(version);
+  });
+
   it('sends its extra headers, node metadata and user agent', async () => {
     const node = (await sim.status()).nodes[`node-${sim.port}`];
     expect(node?.headers).toMatchObject({ 'x-team': 'payments', 'x-env': 'dev' });

@@ -2,6 +2,7 @@
 // hand their tables to the workers.
 import type { ConfigUpdate, PodConfig, PodConfigListener } from '../../cluster';
 import { snapshotTables, stringParts, type ConfigError } from '../../config';
+import type { XdsStatus } from '../../stats';
 import { NODES_PER_PART } from '../compile';
 import type { StatsSnapshot } from '../../stats';
 import type { ConfigProvider } from '../provider';
@@ -19,11 +20,12 @@ function statsUpdate(stats: StatsSnapshot): ConfigUpdate {
 function plainErrors(errors: readonly ConfigError[]): ConfigUpdate {
   return {
     kind: 'ratelimit:config-refused',
-    errors: errors.map(({ code, source, reason, position }) => ({
+    errors: errors.map(({ code, source, reason, position, message }) => ({
       code,
       source,
       reason,
       position,
+      message,
     })),
   };
 }
@@ -35,6 +37,7 @@ function plainErrors(errors: readonly ConfigError[]): ConfigUpdate {
  */
 export class ProviderPodConfig implements PodConfig {
   private generation = 0;
+  private listener: PodConfigListener | undefined;
 
   /** @param stats the statistics the provider keeps (the file loader's), read after each outcome. */
   constructor(
@@ -43,6 +46,7 @@ export class ProviderPodConfig implements PodConfig {
   ) {}
 
   start(listener: PodConfigListener): Promise<void> {
+    this.listener = listener;
     return this.provider.start({
       onSnapshot: (snapshot, origin) => {
         const tables = snapshotTables(snapshot);
@@ -61,6 +65,11 @@ export class ProviderPodConfig implements PodConfig {
         listener.refused([plainErrors(errors), statsUpdate(this.stats())]);
       },
     });
+  }
+
+  /** The xDS client's status changed: every worker hears of it. */
+  xds(status: XdsStatus): void {
+    this.listener?.xds({ kind: 'ratelimit:xds-status', status });
   }
 
   stop(): Promise<void> {

@@ -3,6 +3,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ConfigUpdate, SupervisorLink } from '../../cluster';
 import { ConfigError, SnapshotBuilder, type CompileOptions } from '../../config';
+import type { XdsStatus } from '../../stats';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import type { Counter, Gauge } from '../../stats';
@@ -15,6 +16,8 @@ export interface SupervisedProviderOptions {
   readonly logger: Logger;
   /** Where the supervisor's statistics of loading are reported: this worker's statistics. */
   readonly stats: { counter(name: string): Counter; gauge(name: string): Gauge };
+  /** Told the supervisor's xDS client's status as it changes. */
+  readonly onXdsStatus?: (status: XdsStatus) => void;
 }
 
 /** The load being built: its generation, its builder and where it came from. */
@@ -90,6 +93,9 @@ export class SupervisedProvider implements ConfigProvider {
         return;
       case 'ratelimit:config-stats':
         this.report(update);
+        return;
+      case 'ratelimit:xds-status':
+        this.options.onXdsStatus?.(update.status);
         return;
     }
   }

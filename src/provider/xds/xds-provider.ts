@@ -2,6 +2,7 @@
 // this project's QuotaRules resources.
 import * as grpc from '@grpc/grpc-js';
 import type { CompileOptions, ConfigError, LoadOutcome } from '../../config';
+import type { XdsStatus } from '../../stats';
 import { describeError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { StateLog } from '../../lib/state-log';
@@ -12,42 +13,18 @@ import type { ConfigListener, ConfigProvider } from '../provider';
 import { ReconnectDelays } from './backoff';
 import { channelOptions, credentials, xdsNode } from './channel';
 import { SUBSCRIBED_TYPE_URLS } from './quota-rules-resource';
+import type {
+  AdsCall,
+  AdsClient,
+  AdsClientConstructor,
+  DiscoveryRequest,
+  DiscoveryResponse,
+  PendingResponse,
+} from './ads-call';
 import type { WireAny } from './resource';
+import { XdsStatusTracker } from './status-tracker';
 import { TypeSubscriptions } from './subscriptions';
 import { tlsRefusalReason } from './tls-probe';
-
-/** A DiscoveryRequest as proto-loader encodes it. */
-interface DiscoveryRequest {
-  versionInfo: string;
-  node?: unknown;
-  resourceNames: string[];
-  typeUrl: string;
-  responseNonce: string;
-  errorDetail?: { code: number; message: string };
-}
-
-/** A DiscoveryResponse as proto-loader decodes it. */
-interface DiscoveryResponse {
-  versionInfo?: string;
-  resources?: WireAny[];
-  typeUrl?: string;
-  nonce?: string;
-}
-
-type AdsCall = grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
-/** A response waiting to be compiled, and the stream it came on. */
-interface PendingResponse {
-  readonly call: AdsCall;
-  readonly response: DiscoveryResponse;
-}
-interface AdsClient extends grpc.Client {
-  StreamAggregatedResources(metadata: grpc.Metadata): AdsCall;
-}
-type AdsClientConstructor = new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options: grpc.ChannelOptions,
-) => AdsClient;
 
 /** google.rpc.Code INVALID_ARGUMENT, the status a NACK carries. */
 const INVALID_ARGUMENT = 3;
@@ -60,6 +37,10 @@ export interface XdsProviderOptions {
   readonly random?: () => number;
   /** Where resources are decoded and checked; on this thread when absent. */
   readonly compiler?: ConfigCompiler;
+  /** Told every change of the connection and every ACK and NACK sent. */
+  readonly onStatus?: (status: XdsStatus) => void;
+  /** Unix milliseconds, for the times of ACKs and NACKs; the system clock when absent. */
+  readonly nowMs?: () => number;
 }
 
 /**
@@ -77,7 +58,11 @@ export interface XdsProviderOptions {
  * of its own. Responses of a stream that has ended are dropped.
  */
 export class XdsConfigProvider implements ConfigProvider {
-  private readonly client: AdsClient;
+  private readonly clientConstructor: AdsClientConstructor;
+  /** Read once: a certificate file that cannot be read stops start-up, not a later retry. */
+  private readonly credentials: grpc.ChannelCredentials;
+  /** The channel of the current attempt; each attempt opens a fresh one (see openStream). */
+  private client: AdsClient | undefined;
   private readonly metadata: grpc.Metadata;
   private readonly delays: ReconnectDelays;
   private readonly streamState: StateLog;
@@ -94,6 +79,9 @@ export class XdsConfigProvider implements ConfigProvider {
    */
   private readonly pending = new Map<string, PendingResponse>();
   private isApplying = false;
+  private readonly status: XdsStatusTracker;
+  /** The domains of the configuration last applied, for the log of an unchanged update. */
+  private domains: readonly string[] = [];
 
   constructor(private readonly options: XdsProviderOptions) {
     this.compiler = options.compiler ?? new InThreadCompiler();
@@ -103,15 +91,17 @@ export class XdsConfigProvider implements ConfigProvider {
         service: { discovery: { v3: { AggregatedDiscoveryService: AdsClientConstructor } } };
       };
     };
-    this.client = new root.envoy.service.discovery.v3.AggregatedDiscoveryService(
-      settings.serverUrl,
-      credentials(settings),
-      channelOptions(settings),
-    );
+    this.clientConstructor = root.envoy.service.discovery.v3.AggregatedDiscoveryService;
+    this.credentials = credentials(settings);
     this.metadata = new grpc.Metadata();
     for (const [key, value] of Object.entries(settings.additionalHeaders))
       this.metadata.add(key.toLowerCase(), value);
     this.streamState = new StateLog(options.logger);
+    this.status = new XdsStatusTracker(
+      settings.serverUrl,
+      options.nowMs ?? Date.now,
+      options.onStatus ?? (() => undefined),
+    );
     this.delays = new ReconnectDelays(
       settings.backoff,
       settings.connectRetryIntervalMs,
@@ -128,9 +118,26 @@ export class XdsConfigProvider implements ConfigProvider {
     return Promise.resolve();
   }
 
+  /**
+   * Each attempt gets a fresh channel, the previous one closed. A channel that failed to
+   * connect keeps its own reconnect backoff (grpc-js: 1 s growing by 1.6 up to two minutes),
+   * and a stream opened on it meanwhile fails at once without dialling: the attempts would
+   * follow grpc-js's schedule, not this client's documented one.
+   */
+  private freshClient(): AdsClient {
+    this.client?.close();
+    const settings = this.options.settings;
+    this.client = new this.clientConstructor(
+      settings.serverUrl,
+      this.credentials,
+      channelOptions(settings),
+    );
+    return this.client;
+  }
+
   private openStream(): void {
     if (this.isStopped) return;
-    const call = this.client.StreamAggregatedResources(this.metadata);
+    const call = this.freshClient().StreamAggregatedResources(this.metadata);
     this.call = call;
     call.on('data', (response: DiscoveryResponse) => {
       if (this.call === call) this.onResponse(call, response);
@@ -141,6 +148,7 @@ export class XdsConfigProvider implements ConfigProvider {
     call.on('status', (status: grpc.StatusObject) => {
       if (this.call !== call) return;
       this.call = undefined;
+      this.status.connected(false);
       // What this stream sent and is not compiled yet will never be answered.
       this.pending.clear();
       this.scheduleReconnect(status);
@@ -198,6 +206,7 @@ export class XdsConfigProvider implements ConfigProvider {
     if (!hasRecovered && !this.delays.hasServerAnswered)
       this.options.logger.info('connected to the xDS management server', { server });
     this.delays.onMessage();
+    this.status.connected(true);
     const typeUrl = response.typeUrl ?? '';
     const superseded = this.pending.get(typeUrl);
     if (superseded !== undefined)
@@ -229,8 +238,7 @@ export class XdsConfigProvider implements ConfigProvider {
             version: response.versionInfo ?? '',
             error: reason,
           });
-          if (!this.isSuperseded(call, response))
-            this.nack(call, response.nonce ?? '', reason, response.typeUrl ?? '');
+          if (!this.isSuperseded(call, response)) this.nack(call, response, reason);
         });
       }
     } finally {
@@ -272,7 +280,7 @@ export class XdsConfigProvider implements ConfigProvider {
       // ADS may carry other types; a response of one we did not ask for is refused.
       const subscribed = this.types.typeUrls.join(', ');
       const reason = `unexpected type_url ${JSON.stringify(typeUrl)}; subscribed to ${subscribed}`;
-      this.nack(call, nonce, reason, typeUrl);
+      this.nack(call, response, reason);
       return;
     }
     const resources: readonly WireAny[] = response.resources ?? [];
@@ -301,15 +309,17 @@ export class XdsConfigProvider implements ConfigProvider {
         server: this.options.settings.serverUrl,
         version,
       });
+      this.domains = outcome.snapshot.domains;
     }
     this.types.accept(typeUrl, version, resources);
     if (!isSuperseded) {
       const ack = { versionInfo: version, resourceNames: [], typeUrl, responseNonce: nonce };
-      this.write(call, ack);
+      if (this.write(call, ack)) this.status.acked(version);
     }
+    // An unchanged update keeps the configuration (and domains) it had; the log says so.
     this.options.logger.info(
       isSuperseded ? 'applied an xDS update superseded meanwhile' : 'accepted an xDS update (ACK)',
-      { typeUrl, version, domains: outcome?.ok === true ? outcome.snapshot.domains.join(',') : '' },
+      { typeUrl, version, domains: this.domains.join(','), unchanged: outcome === undefined },
     );
   }
 
@@ -332,7 +342,7 @@ export class XdsConfigProvider implements ConfigProvider {
     }
     listener.onRejected(errors);
     const typeUrl = response.typeUrl ?? '';
-    this.nack(call, response.nonce ?? '', reasons, typeUrl);
+    this.nack(call, response, reasons);
     this.options.logger.warn('refused an xDS update (NACK)', {
       typeUrl,
       version,
@@ -340,24 +350,30 @@ export class XdsConfigProvider implements ConfigProvider {
     });
   }
 
-  /** Writes on the stream the update came on, unless it has ended since. */
-  private write(call: AdsCall, request: DiscoveryRequest): void {
-    if (this.call === call) call.write(request);
+  /** Writes on the stream the update came on, unless it has ended since; true if written. */
+  private write(call: AdsCall, request: DiscoveryRequest): boolean {
+    if (this.call !== call) return false;
+    call.write(request);
+    return true;
   }
 
-  private nack(call: AdsCall, nonce: string, message: string, typeUrl: string): void {
-    this.write(call, {
+  /** Refuses `response`: the last accepted version of its type, and why. */
+  private nack(call: AdsCall, response: DiscoveryResponse, message: string): void {
+    const typeUrl = response.typeUrl ?? '';
+    const isWritten = this.write(call, {
       versionInfo: this.types.lastVersion(typeUrl),
       resourceNames: [],
       typeUrl,
-      responseNonce: nonce,
+      responseNonce: response.nonce ?? '',
       errorDetail: { code: INVALID_ARGUMENT, message },
     });
+    if (isWritten) this.status.nacked(response.versionInfo ?? '', message);
   }
 
   stop(): Promise<void> {
     this.isStopped = true;
     this.pending.clear();
+    this.status.connected(false);
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     const call = this.call;
     this.call = undefined;
@@ -366,7 +382,8 @@ export class XdsConfigProvider implements ConfigProvider {
     } catch (err: unknown) {
       this.options.logger.debug('cancelling the xDS stream failed', { error: describeError(err) });
     }
-    this.client.close();
+    this.client?.close();
+    this.client = undefined;
     return Promise.resolve();
   }
 }

@@ -2,7 +2,7 @@
 import type http from 'node:http';
 import type { RateLimitEngine } from '../../engine';
 import type { QuotaView } from '../../quota';
-import type { StatsStore } from '../../stats';
+import type { StatsSnapshot, StatsStore } from '../../stats';
 import type { ConfigStatus } from '../config-status';
 import type { HealthState } from '../health';
 
@@ -11,7 +11,12 @@ export interface DebugSources {
   readonly engine: Pick<RateLimitEngine, 'currentSnapshot' | 'readCounters' | 'recentDecisions'>;
   readonly stats: StatsStore;
   readonly health: Pick<HealthState, 'describe' | 'report'>;
-  readonly config: Pick<ConfigStatus, 'current' | 'lastRefused'>;
+  readonly config: Pick<ConfigStatus, 'current' | 'lastRefused' | 'xdsState'>;
+  /**
+   * With WORKERS above 1, every worker's statistics summed and how many workers answered, for
+   * `/stats`; absent: this process's own.
+   */
+  readonly statsTotals?: () => Promise<{ snapshot: StatsSnapshot; workers: number }>;
   /** The RLQS service's state (`/rlqs`); absent: the endpoint is not served. */
   readonly quota?: () => QuotaView;
 }

@@ -1,9 +1,26 @@
 // JSON endpoints for operators and the status page: loaded rules, health with times, and the
 // last over-limit decisions. /counters is in counters-endpoint.ts.
+import type { XdsStatus } from '../../stats';
 import { describeLimit, type RecentDecision } from '../../engine';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../lib/version';
 import { isoTime, sendError, sendJson, type DebugSources, type Endpoint } from './endpoint';
 import { descriptorText, entriesJson, limitJson, listingJson } from './rule-json';
+
+/** The xDS client's status, times as ISO 8601. */
+function xdsJson(status: XdsStatus) {
+  const { lastAck, lastNack } = status;
+  return {
+    server: status.server,
+    connected: status.isConnected,
+    acks: status.acks,
+    nacks: status.nacks,
+    lastAck: lastAck === undefined ? null : { version: lastAck.version, at: isoTime(lastAck.atMs) },
+    lastNack:
+      lastNack === undefined
+        ? null
+        : { version: lastNack.version, at: isoTime(lastNack.atMs), reason: lastNack.reason },
+  };
+}
 
 function rules(sources: DebugSources): Endpoint {
   return {
@@ -29,9 +46,10 @@ function rules(sources: DebugSources): Endpoint {
 function health(sources: DebugSources): Endpoint {
   return {
     path: '/health',
-    help: 'JSON: overall health, each component and each backend breaker, with the time it last changed',
+    help: 'JSON: overall health, each component and each backend breaker, with the time it last changed, and the xDS client',
     handle: (_req, res) => {
       const report = sources.health.report();
+      const xds = sources.config.xdsState;
       sendJson(res, report.isHealthy ? 200 : 503, {
         service: SERVICE_NAME,
         version: SERVICE_VERSION,
@@ -48,6 +66,7 @@ function health(sources: DebugSources): Endpoint {
           state: b.state,
           since: isoTime(b.sinceMs),
         })),
+        xds: xds === undefined ? null : xdsJson(xds),
       });
     },
   };

@@ -37,6 +37,36 @@ function threeSegmentRules(): string {
 }
 
 /**
+ * The xDS client's statistics, which the reference does not have: named as their statsd names
+ * escaped (what an unmapped name would get), with help text.
+ */
+const XDS_RULES = `  - match: "ratelimit.xds.connected"
+    name: "ratelimit_xds_connected"
+    match_metric_type: gauge
+    help: "1 while a stream to the xDS management server is open and answered, else 0."
+  - match: "ratelimit.xds.update_age_seconds"
+    name: "ratelimit_xds_update_age_seconds"
+    match_metric_type: gauge
+    help: "Seconds since the xDS client last accepted (ACKed) an update."
+  - match: "ratelimit.xds.acks"
+    name: "ratelimit_xds_acks"
+    match_metric_type: counter
+    help: "xDS updates accepted (ACK requests sent)."
+  - match: "ratelimit.xds.nacks"
+    name: "ratelimit_xds_nacks"
+    match_metric_type: counter
+    help: "xDS updates refused (NACK requests sent)."
+  - match: "ratelimit.xds.last_ack_version"
+    name: "ratelimit_xds_last_ack_version"
+    match_metric_type: gauge
+    help: "1, labelled with the version of the last xDS update accepted."
+  - match: "ratelimit.xds.last_nack_version"
+    name: "ratelimit_xds_last_nack_version"
+    match_metric_type: gauge
+    help: "1, labelled with the version of the last xDS update refused."
+`;
+
+/**
  * The mapping file, in statsd_exporter's format. With `responseTimeAsMilliseconds` the response
  * time histogram keeps milliseconds (under the same name), as the reference's option does.
  */
@@ -63,5 +93,5 @@ ${responseTimeAsMilliseconds ? '' : '    scale: 0.001\n'}    labels:
   - match: "ratelimit.service.config_load_error"
     name: "ratelimit_service_config_load_error"
     match_metric_type: counter
-`;
+${XDS_RULES}`;
 }

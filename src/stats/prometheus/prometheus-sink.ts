@@ -224,6 +224,15 @@ export class PrometheusSink implements StatsSink {
     }
   }
 
+  releaseGauge(name: string, tags: StatTags): void {
+    const cacheKey = tags === NO_TAGS ? `gauge:${name}` : `gauge:${name}${JSON.stringify(tags)}`;
+    const target = this.targets.get(cacheKey);
+    this.targets.delete(cacheKey);
+    if (!(target?.metric instanceof Gauge)) return;
+    target.metric.remove(target.labels);
+    target.registered?.values.delete(JSON.stringify(target.labels));
+  }
+
   timing(): void {
     // Timers reach Prometheus sample by sample through their observers (see the constructor).
   }

@@ -83,6 +83,7 @@ async function podOf(provider: PushedProvider): Promise<ConfigUpdate[][]> {
   await new ProviderPodConfig(provider, stats).start({
     loaded: (messages) => outcomes.push([...messages]),
     refused: (messages) => outcomes.push([...messages]),
+    xds: (message) => outcomes.push([message]),
   });
   return outcomes;
 }
