@@ -88,7 +88,8 @@ async function decisions(rls: Transport): Promise<void> {
 }
 
 /**
- * Calls held in flight by DEBUG SLEEP: each answer takes past 50 ms, which puts the p99 of the
+ * Calls held in flight by CLIENT PAUSE: Redis has answered the pause before the calls are sent,
+ * so each of them waits out its 100 ms, whatever the machine's load; that puts the p99 of the
  * few hundred calls of this test past the alert's 15 ms.
  */
 async function slowCalls(rls: Transport, redisPort: number): Promise<void> {
@@ -96,11 +97,10 @@ async function slowCalls(rls: Transport, redisPort: number): Promise<void> {
   await admin.connect();
   try {
     for (let round = 0; round < 3; round++) {
-      const sleeping = admin.call('DEBUG', 'SLEEP', '0.06');
+      await admin.call('CLIENT', 'PAUSE', '100', 'ALL');
       await Promise.all(
         Array.from({ length: 5 }, (_, i) => rls.send(req('api', [[['user', `slow${i}`]]]))),
       );
-      await sleeping;
     }
   } finally {
     admin.disconnect();
@@ -210,6 +210,14 @@ describe('the dashboard and the alerts on a real Prometheus', () => {
     });
 
     await decisions(rls);
+    // A series appears with its first call; a rate needs a sample of it from before the slow
+    // calls, or they are all in its first sample and never in an increase.
+    await eventually(
+      async () =>
+        (await prometheus.query('ratelimit_service_response_time_seconds_bucket{le="+Inf"}'))
+          .length > 0,
+      { what: 'a scrape of the first calls', timeoutMs: 20_000, intervalMs: 250 },
+    );
     await slowCalls(rls, redis.port);
     await quotaStreams(service.ports.grpc);
     await refusedConnections(service.ports.grpc, 30);
