@@ -28,6 +28,8 @@ export interface QuotaLimits extends QuotaCapLimits {
   readonly shareTtlMs: number;
 }
 
+type BucketKey = { readonly domain: string; readonly key: string };
+
 export interface QuotaServiceOptions {
   readonly clock: Clock;
   readonly share: QuotaDemandShare;
@@ -45,10 +47,7 @@ export class QuotaService implements StreamHost {
   /** Streams whose refused reports were logged (once per stream). */
   private readonly refusals: UsageRefusals;
   /** Bucket keys of the pairs a stream's reports name again and again (validate.ts). */
-  private readonly keys = new WeakMap<
-    BucketPairs,
-    { readonly domain: string; readonly key: string }
-  >();
+  private readonly keys = new WeakMap<BucketPairs, BucketKey>();
   /** Buckets this replica published at the last exchange (withdrawn when they go). */
   private published = new Set<string>();
   private lastExchangeMs = 0;

@@ -21,8 +21,7 @@ function sendStats(res: http.ServerResponse, { counters, gauges }: StatsSnapshot
 function policyText(policy: QuotaRule['policy']): string {
   if (policy.kind === 'blanket') return `blanket_rule: ${policy.rule}`;
   const unit = policy.unit.toUpperCase();
-  const tokens = policy.strategy === 'token_bucket' ? `, max_tokens: ${policy.maxTokens}` : '';
-  return `unit=${unit} requests_per_unit=${policy.requestsPerUnit}, strategy: ${policy.strategy}${tokens}`;
+  return `unit=${unit} requests_per_unit=${policy.requestsPerUnit}, strategy: ${policy.strategy}, max_tokens: ${policy.maxTokens}`;
 }
 
 /**

@@ -18,7 +18,7 @@ import {
 import type { H2Headers } from './hpack';
 import { CONNECTION_WINDOW, ReceiveSide } from './receive-side';
 import { ConnectionLimits } from './limits';
-import { whenDrained } from './drained';
+import { endSocketSoon, whenDrained } from './drained';
 import { Output } from './output';
 import { FrameReader } from './reader';
 import { SendSide } from './send-side';
@@ -40,24 +40,16 @@ export type StreamListener = (stream: H2Stream, headers: H2Headers) => void;
 /** Reading stops while this much output waits for the client to read (PING/SETTINGS floods). */
 const PAUSE_OUTPUT_BYTES = 1024 * 1024;
 /**
- * The frame bytes one connection is read in a turn of the event loop before the other
- * connections get theirs: a connection sending floods of small frames, or a thousand calls at
- * once, holds the others up for about a millisecond at a time, not for all it sent.
+ * The frame bytes one connection is read in a turn before the others get theirs: a flood of
+ * small frames, or a thousand calls at once, holds the others up about a millisecond at a time.
  */
 const TURN_BYTES = 64 * 1024;
 /** What a HEADERS frame counts for against TURN_BYTES: opening a stream costs about that. */
 const STREAM_OPEN_BYTES = 1024;
-/** How long a closing connection waits for the client's FIN before it is cut. */
-const LINGER_MS = 1000;
 /** How long the first GOAWAY waits for its PING's answer before the final one goes. */
 const GOAWAY_PING_MS = 1000;
 /** The opaque data of the PING that follows the first GOAWAY. */
 const GOAWAY_PING = Buffer.from('goaway!!', 'latin1');
-
-function endSocketSoon(socket: net.Socket): void {
-  socket.end();
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
-}
 
 export class H2Session extends EventEmitter {
   /** No new calls are wanted: a GOAWAY went (or is going) out, or the connection is gone. */
