@@ -114,7 +114,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const quota = await openServiceQuota(settings, { clock, logger, stats });
     parts.quota = quota;
     const onXdsStatus = watchXds(settings, { stats, configStatus, clock, isDebugServed });
-    const source = { store, stats, logger, onXdsStatus };
+    const source = { store, stats, logger, onXdsStatus, isDebugServed };
     const provider = followingQuota(
       options.provider ?? configSource(settings, options.worker, source),
       quota,
@@ -174,12 +174,13 @@ function configSource(
     stats: StatsStore;
     logger: Logger;
     onXdsStatus: ((status: XdsStatus) => void) | undefined;
+    isDebugServed: boolean;
   },
 ): ConfigProvider {
-  const { store, ...deps } = parts;
+  const { store, isDebugServed, ...deps } = parts;
   return worker === undefined
     ? createProvider(settings, store, deps)
-    : supervisedProvider(settings, store, { ...deps, link: supervisorLink });
+    : supervisedProvider(settings, store, { ...deps, link: supervisorLink, isDebugServed });
 }
 
 /**

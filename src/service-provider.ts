@@ -126,14 +126,18 @@ export function createPodConfig(settings: Settings, logger: Logger): ProviderPod
 export function supervisedProvider(
   settings: Settings,
   store: CounterStore,
-  deps: Pick<ProviderDeps, 'stats' | 'logger' | 'onXdsStatus'> & { link: SupervisorLink },
+  deps: Pick<ProviderDeps, 'stats' | 'logger' | 'onXdsStatus'> & {
+    link: SupervisorLink;
+    isDebugServed: boolean;
+  },
 ): ConfigProvider {
-  const { stats, logger, link, onXdsStatus } = deps;
+  const { stats, logger, link, onXdsStatus, isDebugServed } = deps;
   return new SupervisedProvider({
     compile: compileOptions(settings, store.unsupported, stats),
     link,
     logger,
     stats,
+    reportsLoading: isDebugServed,
     ...(onXdsStatus === undefined ? {} : { onXdsStatus }),
   });
 }

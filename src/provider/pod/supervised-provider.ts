@@ -16,6 +16,11 @@ export interface SupervisedProviderOptions {
   readonly logger: Logger;
   /** Where the supervisor's statistics of loading are reported: this worker's statistics. */
   readonly stats: { counter(name: string): Counter; gauge(name: string): Gauge };
+  /**
+   * Whether this worker reports them: one worker does (the one serving debug), so that the
+   * totals of every worker (/stats, a summed scrape) count the supervisor's loads once.
+   */
+  readonly reportsLoading: boolean;
   /** Told the supervisor's xDS client's status as it changes. */
   readonly onXdsStatus?: (status: XdsStatus) => void;
 }
@@ -92,7 +97,7 @@ export class SupervisedProvider implements ConfigProvider {
         );
         return;
       case 'ratelimit:config-stats':
-        this.report(update);
+        if (this.options.reportsLoading) this.report(update);
         return;
       case 'ratelimit:xds-status':
         this.options.onXdsStatus?.(update.status);

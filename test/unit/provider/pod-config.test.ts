@@ -111,14 +111,24 @@ interface Seen {
   readonly events: string[];
 }
 
-async function workerOf(link: SupervisorLink, stats = new StatsStore()): Promise<Seen> {
+async function workerOf(
+  link: SupervisorLink,
+  stats = new StatsStore(),
+  reportsLoading = true,
+): Promise<Seen> {
   const compile: CompileOptions = {
     stats,
     mergeDomainConfig: false,
     sanitizeDots: false,
   };
   const seen: Seen = { snapshots: [], events: [] };
-  const provider = new SupervisedProvider({ compile, link, logger: silentLogger, stats });
+  const provider = new SupervisedProvider({
+    compile,
+    link,
+    logger: silentLogger,
+    stats,
+    reportsLoading,
+  });
   await provider.start({
     onSnapshot: (snapshot, origin) => {
       seen.snapshots.push({ snapshot, origin });
@@ -157,6 +167,26 @@ it('builds in a worker the snapshot the supervisor compiled, from its tables in 
     built?.snapshot.findLimit('d', { entries: [{ key: 'w', value: 'prefix' }], limit: undefined })
       ?.rule.statKey,
   ).toBe('d.w_pre*');
+});
+
+it('reports the statistics of loading in the worker serving debug only, so totals count them once', async () => {
+  const provider = new PushedProvider();
+  const outcomes = await podOf(provider);
+  provider.listener?.onSnapshot(snapshotOf([configText(10, 5)], new StatsStore()));
+  provider.listener?.onSnapshot(snapshotOf([configText(10, 7)], new StatsStore()));
+  const messages = outcomes.flat();
+  const workers = [true, false].map((reports) => {
+    const { link, deliver } = testLink();
+    const stats = new StatsStore();
+    return { stats, deliver, seen: workerOf(link, stats, reports) };
+  });
+  for (const worker of workers) {
+    const seen = await worker.seen;
+    worker.deliver(messages);
+    // The first load's statistics come before the second load, which is awaited here.
+    await eventually(() => seen.snapshots.length === 2, { what: 'both loads' });
+  }
+  expect(workers.map((w) => w.stats.counter('runtime.load_attempts').value)).toEqual([2, 0]);
 });
 
 it('drops an unfinished load when a newer one arrives, and keeps refusals in order', async () => {
