@@ -109,9 +109,14 @@ describe('README install sections', () => {
       });
     }
     expect(unreadNames([...env.keys()].map((k) => k.replace(/^docker:/, '')))).toEqual([]);
-    expect(cmds.some((w) => w.join(' ') === 'npm ci')).toBe(true);
+    // The release tarball, installed as a file: the package is never fetched by its name.
+    expect(
+      cmds.some((w) => w.join(' ') === 'npm pack && npm install -g ./ratelimit-ts-*.tgz'),
+    ).toBe(true);
     // The service itself, not npm, gets the process manager's signals: no npx in production.
-    expect(cmds.some((w) => w.includes('node') && w.includes('bin/ratelimit.js'))).toBe(true);
+    expect(
+      cmds.some((w) => w.at(-1) === 'ratelimit' && w.includes('REDIS_URL=localhost:6379')),
+    ).toBe(true);
     expect(cmds.some((w) => w.includes('npx') && w.includes('ratelimit'))).toBe(false);
 
     const build = cmds.find((w) => w[0] === 'docker' && w[1] === 'build')!;
