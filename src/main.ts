@@ -122,8 +122,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     parts.provider = provider;
     // With WORKERS the supervisor logs a refusal once for the pod; its workers do not repeat it.
     const isRefusalLogged = options.worker === undefined;
+    // And one worker counts the pod's loads, so that every worker's totals count each once.
+    const isLoadCounted = isDebugServed;
     const following = { engine, health, configStatus, stats, logger, isRefusalLogged };
-    await followConfig(provider, settings.config, following);
+    await followConfig(provider, settings.config, { ...following, isLoadCounted });
     const listeners = await createListeners({
       settings: settings.server,
       limits: settings.limits,
@@ -234,11 +236,14 @@ async function followConfig(
     stats: StatsStore;
     logger: Logger;
     isRefusalLogged: boolean;
+    isLoadCounted: boolean;
   },
 ): Promise<void> {
   const { engine, health, configStatus, stats, logger, isRefusalLogged } = parts;
-  const loadSuccess = stats.counter(STAT.configLoadSuccess);
-  const loadError = stats.counter(STAT.configLoadError);
+  const counted = (name: string): { inc(): void } =>
+    parts.isLoadCounted ? stats.counter(name) : { inc: () => undefined };
+  const loadSuccess = counted(STAT.configLoadSuccess);
+  const loadError = counted(STAT.configLoadError);
   let firstOutcome: () => void = () => undefined;
   const initialConfig = new Promise<void>((resolve) => {
     firstOutcome = resolve;
