@@ -33,10 +33,10 @@ export class ConfigStatus {
   xds(status: XdsStatus): void {
     this.xdsStatus = status;
     const origin = this.lastLoad?.origin;
-    const ack = status.lastAck;
-    if (this.lastLoad === undefined || origin?.kind !== 'xds' || ack === undefined) return;
-    if (ack.version !== origin.version)
-      this.lastLoad = { ...this.lastLoad, origin: { ...origin, version: ack.version } };
+    const version = status.rulesVersion;
+    if (this.lastLoad === undefined || origin?.kind !== 'xds' || version === undefined) return;
+    if (version !== origin.version)
+      this.lastLoad = { ...this.lastLoad, origin: { ...origin, version } };
   }
 
   /** The xDS client's status; undefined when the configuration does not come over xDS. */

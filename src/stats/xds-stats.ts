@@ -15,6 +15,11 @@ export interface XdsStatus {
   /** NACK requests sent since start. */
   readonly nacks: number;
   readonly lastAck: { readonly version: string; readonly atMs: number } | undefined;
+  /**
+   * The version of RateLimitConfig last ACKed: the rules serving. An ACK of another type (the
+   * quota rules, unchanged) under a newer version does not make a NACKed rules version serve.
+   */
+  readonly rulesVersion?: string;
   readonly lastNack:
     { readonly version: string; readonly atMs: number; readonly reason: string } | undefined;
 }

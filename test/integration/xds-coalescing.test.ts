@@ -125,7 +125,9 @@ it(`keeps memory and ACK latency bounded through ${PUSHES} pushes of 110,000 rul
     await new Promise((resolve) => setTimeout(resolve, 1000 / PUSHES));
   }
   const lastPushAt = Date.now();
-  expect(lastPushAt - startedAt).toBeLessThan(1500);
+  // The test's own pacing: a burst, well inside one compile of 110,000 rules. On CI's loaded
+  // 2-core machine writing the 20 messages has taken this process up to 1.6 s.
+  expect(lastPushAt - startedAt).toBeLessThan(2500);
 
   await eventually(() => arrivedAt.has(`n${last}`), {
     what: `the answer to v${last}`,

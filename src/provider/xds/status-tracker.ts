@@ -1,4 +1,5 @@
 // The xDS client's status as it changes (connected, ACKs, NACKs), handed to whoever watches it.
+import { RATE_LIMIT_CONFIG } from '../../lib/proto';
 import type { XdsStatus } from '../../stats';
 
 /** Keeps the status and reports each change to `report`. */
@@ -30,8 +31,14 @@ export class XdsStatusTracker {
     this.update({ isConnected });
   }
 
-  acked(version: string): void {
-    this.update({ acks: this.status.acks + 1, lastAck: { version, atMs: this.nowMs() } });
+  acked(version: string, typeUrl: string): void {
+    const lastAck = { version, atMs: this.nowMs() };
+    const isRules = typeUrl === RATE_LIMIT_CONFIG.typeUrl;
+    this.update({
+      acks: this.status.acks + 1,
+      lastAck,
+      ...(isRules ? { rulesVersion: version } : {}),
+    });
   }
 
   nacked(version: string, reason: string): void {

@@ -314,7 +314,7 @@ export class XdsConfigProvider implements ConfigProvider {
     this.types.accept(typeUrl, version, resources);
     if (!isSuperseded) {
       const ack = { versionInfo: version, resourceNames: [], typeUrl, responseNonce: nonce };
-      if (this.write(call, ack)) this.status.acked(version);
+      if (this.write(call, ack)) this.status.acked(version, typeUrl);
     }
     // An unchanged update keeps the configuration (and domains) it had; the log says so.
     this.options.logger.info(

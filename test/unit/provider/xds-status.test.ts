@@ -75,6 +75,7 @@ it('reports connected, each ACK and NACK with its version, and the end of the st
     nacks: 0,
     lastAck: { version: 'v1', atMs: 5_000 },
     lastNack: undefined,
+    rulesVersion: 'v1',
   });
   push('v2', 'n2', undefined);
   await eventually(() => last()?.nacks === 1, { what: 'the NACK' });
