@@ -48,6 +48,8 @@ class Clients {
   /** Connections the server closed before sending a byte: refused at accept. */
   refusedAtAccept = 0;
   closed = 0;
+  /** Connections the server sent a byte on (its SETTINGS): accepted. */
+  answered = 0;
 
   /** Opens `count` connections from `localAddress`, a batch a turn, and resolves once open. */
   static async open(
@@ -74,6 +76,7 @@ class Clients {
     socket.on('error', () => undefined);
     // Read and dropped: what the server sends costs it nothing to hold.
     socket.on('data', (chunk: Buffer) => {
+      if (received === 0) this.answered += 1;
       received += chunk.length;
     });
     socket.once('close', () => {
@@ -253,10 +256,20 @@ describe('connections bounded per peer and in total, refused at accept', () => {
       expect(other.closed).toBe(0);
       expect(first.closed).toBe(10);
       expect((await refusals(service)).connections_per_peer).toBe(11);
-      // One gone, the peer may open one again.
+      // One gone, the peer may open one again: once the server has seen the close, which
+      // reaches it after the client's destroy returns, so a first try may still be refused.
       first.sockets.find((s) => !s.destroyed)?.destroy();
-      const again = await Clients.open(port, '127.0.0.3', 1, headerOnly(0));
-      opened.push(again);
+      const again = await eventually(
+        async () => {
+          const attempt = await Clients.open(port, '127.0.0.3', 1, headerOnly(0));
+          opened.push(attempt);
+          await eventually(() => attempt.answered + attempt.closed > 0, {
+            what: 'the server to answer or refuse',
+          });
+          return attempt.answered === 1 ? attempt : false;
+        },
+        { what: 'the peer to be let open one again' },
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(again.closed).toBe(0);
     } finally {
