@@ -27,6 +27,11 @@ export interface LoadOptions {
   /** gRPC connections the calls in flight are spread over; HTTP uses one per call. */
   readonly connections: number;
   readonly warmupMs: number;
+  /**
+   * The warm-up's clock starts on SIGUSR2 rather than at once: the bench opens what must run
+   * beside the load (quota streams) under the load, and only then lets the window come.
+   */
+  readonly holdWarmUp?: boolean;
   readonly durationMs: number;
 }
 
@@ -195,19 +200,24 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
     startWarmUp = (): void => {
       // Tells the bench to bring the server to its steady state (bench/gc-probe.ts).
       process.stdout.write('warming\n');
+      const warmUp = (): void => {
+        setTimeout(measure, options.warmupMs);
+      };
+      if (options.holdWarmUp === true) process.once('SIGUSR2', warmUp);
+      else warmUp();
+    };
+    const measure = (): void => {
+      isMeasuring = true;
+      // Tells the bench when to start counting the server's CPU.
+      process.stdout.write('measuring\n');
+      cpuAtStart = process.cpuUsage();
       setTimeout(() => {
-        isMeasuring = true;
-        // Tells the bench when to start counting the server's CPU.
-        process.stdout.write('measuring\n');
-        cpuAtStart = process.cpuUsage();
-        setTimeout(() => {
-          const used = process.cpuUsage(cpuAtStart);
-          cpuInWindow = (used.user + used.system) / 1e6;
-          isMeasuring = false;
-          isStopping = true;
-          if (inFlight === 0) finish();
-        }, options.durationMs);
-      }, options.warmupMs);
+        const used = process.cpuUsage(cpuAtStart);
+        cpuInWindow = (used.user + used.system) / 1e6;
+        isMeasuring = false;
+        isStopping = true;
+        if (inFlight === 0) finish();
+      }, options.durationMs);
     };
     for (let i = 0; i < options.concurrency; i++) fire();
     if ((options.fill?.calls ?? 0) === 0) startWarmUp();

@@ -108,6 +108,7 @@ export function loadOptions(
     concurrency: scenario.concurrency,
     connections: 4,
     warmupMs,
+    ...(scenario.rlqsStreams?.opened === 'under load' ? { holdWarmUp: true } : {}),
     durationMs,
   };
 }
