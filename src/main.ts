@@ -1,6 +1,6 @@
 // The composition root: the only place that wires implementations together. startService reads
 // top to bottom: settings, statistics, store, engine, provider, listeners, then one shutdown.
-import { refusalMessage, type ConfigError, type ConfigOrigin, type ConfigSnapshot } from './config';
+import { originFields, type ConfigError, type ConfigOrigin, type ConfigSnapshot } from './config';
 import {
   announceReady,
   serveMetrics,
@@ -257,16 +257,20 @@ async function followConfig(
       logger.info('loaded a new configuration', { domains: snapshot.domains.join(',') });
       firstOutcome();
     },
-    onRejected: (errors: readonly ConfigError[]) => {
+    onRejected: (errors: readonly ConfigError[], origin?: ConfigOrigin) => {
       loadError.inc();
       configStatus.refused(errors);
       firstOutcome();
       if (!isRefusalLogged) return;
-      for (const error of errors) logger.error(refusalMessage(error));
-      logger.error(
+      // One line a refusal, every reason in it: what follows a refusal is part of it.
+      const outcome =
         engine.currentSnapshot === undefined
           ? 'no configuration is loaded; requests are refused until a valid one arrives'
-          : 'the previous configuration keeps serving',
+          : 'the previous configuration keeps serving';
+      const reasons = errors.map((error) => error.message).join('; ');
+      logger.error(
+        `configuration refused${reasons === '' ? '' : `: ${reasons}`}; ${outcome}`,
+        originFields(origin),
       );
     },
   });

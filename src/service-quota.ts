@@ -63,8 +63,8 @@ export function followingQuota(provider: ConfigProvider, quota: QuotaService): C
           quota.setRules(snapshot.quotaRules);
           listener.onSnapshot(snapshot, origin);
         },
-        onRejected: (errors) => {
-          listener.onRejected(errors);
+        onRejected: (errors, origin) => {
+          listener.onRejected(errors, origin);
         },
       }),
     stop: () => provider.stop(),

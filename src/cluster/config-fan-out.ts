@@ -13,9 +13,9 @@ export interface PodConfigListener {
   loaded(messages: readonly ConfigUpdate[]): void;
   /**
    * An update was refused (its errors, then the statistics of loading); the configuration
-   * loaded before keeps serving in every worker.
+   * loaded before keeps serving in every worker. `fields` (where it came from) go in its log line.
    */
-  refused(messages: readonly ConfigUpdate[]): void;
+  refused(messages: readonly ConfigUpdate[], fields?: Readonly<Record<string, string>>): void;
   /** The xDS client's status changed; it replaces the one sent before. */
   xds(message: ConfigUpdate): void;
 }
@@ -59,7 +59,7 @@ export class ConfigFanOut implements PodConfigListener {
   }
 
   /** The one line of a refusal in the pod: the workers hand it on without logging it again. */
-  refused(messages: readonly ConfigUpdate[]): void {
+  refused(messages: readonly ConfigUpdate[], fields: Readonly<Record<string, string>> = {}): void {
     this.refusal = messages;
     const reasons = messages.flatMap((m) =>
       m.kind === 'ratelimit:config-refused' ? m.errors.map(errorText) : [],
@@ -68,7 +68,7 @@ export class ConfigFanOut implements PodConfigListener {
       this.current.length === 0
         ? 'configuration refused; no configuration is loaded, every worker refuses requests until a valid one arrives'
         : 'configuration refused; the loaded configuration serves on in every worker',
-      { error: reasons.join('; '), following: this.followers.size },
+      { error: reasons.join('; '), ...fields, following: this.followers.size },
     );
     for (const worker of this.followers) this.send(worker, messages);
   }

@@ -14,6 +14,7 @@ export {
   type ConfigErrorCode,
   type SourcePosition,
 } from './errors';
+export { originFields } from './origin';
 export { UNITS, UNIT_SECONDS, parseUnit, type Unit } from './units';
 export { ALGORITHMS } from './types';
 export type { BackendCapabilities } from './limits';

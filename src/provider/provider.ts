@@ -5,8 +5,11 @@ import type { ConfigError, ConfigOrigin, ConfigSnapshot } from '../config';
 export interface ConfigListener {
   /** A new snapshot compiled cleanly; it replaces the current one. `origin` says from where. */
   onSnapshot(snapshot: ConfigSnapshot, origin?: ConfigOrigin): void;
-  /** An update was refused; the current snapshot keeps serving. */
-  onRejected(errors: readonly ConfigError[]): void;
+  /**
+   * An update was refused; the current snapshot keeps serving. `origin` says from where when
+   * the provider knows (an xDS update's version), for the refusal's one log line.
+   */
+  onRejected(errors: readonly ConfigError[], origin?: ConfigOrigin): void;
 }
 
 /**

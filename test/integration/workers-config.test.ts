@@ -243,6 +243,9 @@ it('opens one ADS stream for the pod, and one ACK or NACK answers for both worke
   const nacked = (await sim.status()).nodes[node];
   expect(nacked?.requests).toBe(6);
   expect(nacked?.connectedStreams).toBe(1);
+  // The refusal's one line names the version refused; the NACK itself logs only at debug.
+  expect(refusalLines(service)[0]).toContain(`version=${nacked?.lastNack?.version ?? '?'}`);
+  expect(service.logs).not.toContain('refused an xDS update (NACK)');
   expect(compiles()).toBe(compiled + 1);
   expect(await limits()).toEqual([5, 5, 5, 5, 5, 5]);
 });

@@ -150,9 +150,12 @@ describe('with a plaintext management server', () => {
     expect(await limitOf(client, 'a')).toBe(9);
     expect(await limitOf(client, 'bad')).toBeUndefined();
     expect(await service.stat('ratelimit.service.config_load_error')).toBe(before + 1);
-    await service.logged(
-      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit)",
+    // One line for the refusal: its reason, what keeps serving, and the version refused.
+    const line = await service.logged(
+      "configuration refused: resource bad-resource: invalid rate limit unit 'UNKNOWN'; accepted: second, minute, hour, day, week, month, year (at descriptors[0].rate_limit); the previous configuration keeps serving",
     );
+    expect(line).toContain(`version=${status.version}`);
+    expect(service.logs.split('\n').filter((l) => l.includes('bad-resource'))).toEqual([line]);
     await sim.post('/bad-resource', undefined, 'DELETE');
     await eventually(
       async () => {

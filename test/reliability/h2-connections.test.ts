@@ -266,7 +266,8 @@ describe('connections bounded per peer and in total, refused at accept', () => {
           await eventually(() => attempt.answered + attempt.closed > 0, {
             what: 'the server to answer or refuse',
           });
-          return attempt.answered === 1 ? attempt : false;
+          if (attempt.answered === 0) throw new Error('refused at accept');
+          return attempt;
         },
         { what: 'the peer to be let open one again' },
       );

@@ -1,7 +1,7 @@
 // The supervisor's side of one compile per pod: its provider's snapshots as the messages that
 // hand their tables to the workers.
 import type { ConfigUpdate, PodConfig, PodConfigListener } from '../../cluster';
-import { snapshotTables, stringParts, type ConfigError } from '../../config';
+import { originFields, snapshotTables, stringParts, type ConfigError } from '../../config';
 import type { XdsStatus } from '../../stats';
 import { NODES_PER_PART } from '../compile';
 import type { StatsSnapshot } from '../../stats';
@@ -61,8 +61,8 @@ export class ProviderPodConfig implements PodConfig {
           statsUpdate(this.stats()),
         ]);
       },
-      onRejected: (errors) => {
-        listener.refused([plainErrors(errors), statsUpdate(this.stats())]);
+      onRejected: (errors, origin) => {
+        listener.refused([plainErrors(errors), statsUpdate(this.stats())], originFields(origin));
       },
     });
   }

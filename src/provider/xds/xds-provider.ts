@@ -340,10 +340,15 @@ export class XdsConfigProvider implements ConfigProvider {
       });
       return;
     }
-    listener.onRejected(errors);
+    // The listener logs the refusal's one line, with its reasons and this version.
+    listener.onRejected(errors, {
+      kind: 'xds',
+      server: this.options.settings.serverUrl,
+      version,
+    });
     const typeUrl = response.typeUrl ?? '';
     this.nack(call, response, reasons);
-    this.options.logger.warn('refused an xDS update (NACK)', {
+    this.options.logger.debug('refused an xDS update (NACK)', {
       typeUrl,
       version,
       lastAccepted: this.types.lastVersion(typeUrl),
