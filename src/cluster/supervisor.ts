@@ -119,7 +119,9 @@ export class Supervisor {
         if (this.slots.get(index)?.worker === worker) this.slots.delete(index);
         this.fanOut.forget(worker);
         if (this.isStopping) {
-          if (code !== 0) this.exitCode = 1;
+          // A worker still starting has no drain of its own yet: the SIGTERM sent to it ends it
+          // by the signal, which is the stop asked for, not a failure.
+          if (code !== 0 && signal !== 'SIGTERM') this.exitCode = 1;
           this.maybeExit();
           return;
         }

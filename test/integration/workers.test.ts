@@ -8,6 +8,7 @@ import { eventually } from '../helpers/eventually';
 import { RlsClient, rlsRequest } from '../helpers/grpc-client';
 import { parseExposition } from '../helpers/prometheus';
 import { RedisServer } from '../helpers/redis-server';
+import { unusedPort } from '../helpers/ports';
 import { RuntimeDir } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 
@@ -192,6 +193,26 @@ it('exits 1 with the reason when a worker cannot start', async () => {
   expect(await service.waitForExit()).toBe(1);
   expect(service.logs).toContain(`cannot listen for debug on 127.0.0.1:${port}`);
   expect(service.logs).toMatch(/worker 0 exited with code 1 before it was ready/);
+});
+
+it('exits 0 on SIGTERM while its workers are still starting', async () => {
+  // xDS from a management server that is not there: the workers wait for their first
+  // configuration, connected to Redis but not yet listening, with no drain of their own yet.
+  const nobody = await unusedPort();
+  const service = await ServiceProcess.start({
+    env: workersEnv({
+      CONFIG_TYPE: 'GRPC_XDS_SOTW',
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${String(nobody)}`,
+    }),
+    waitFor: 'nothing',
+  });
+  cleanup(() => service.stop());
+  await eventually(() => service.logs.split('connected to redis').length - 1 === 2, {
+    what: 'both workers connected to Redis',
+  });
+  expect(service.logs).not.toContain('workers listening');
+  expect(await service.signal('SIGTERM')).toBe(0);
+  expect(service.logs).not.toContain('before it was ready');
 });
 
 it('refuses WORKERS above 1 with the memory backend before forking anything', async () => {
