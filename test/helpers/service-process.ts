@@ -20,6 +20,8 @@ export interface ServiceProcessOptions {
   readonly env: Record<string, string>;
   /** Wait until /healthcheck answers 200 (default), or only until the HTTP port answers. */
   readonly waitFor?: 'healthy' | 'listening' | 'nothing';
+  /** Options for node itself, before the script (V8's heap flags, which NODE_OPTIONS refuses). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** The ports the service bound, as it logged them; reading one not logged yet throws. */
@@ -91,7 +93,7 @@ export class ServiceProcess {
       H2_POISON_READS: '1',
       ...options.env,
     };
-    const child = spawn(process.execPath, [BIN.ratelimit], {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN.ratelimit], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

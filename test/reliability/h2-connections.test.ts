@@ -34,9 +34,21 @@ const BODY = grpcRequest('c', [{ entries: [['k', 'v']] }]);
 const CPUS = cpuSets();
 const REFUSED = 'ratelimit.server.refused.';
 
+/**
+ * V8 grows its young generation under load, up to three semi-spaces of 16 MiB, and keeps it for
+ * the life of the process: it shrinks it only in a collection, and an idle process has none
+ * (its memory reducer waits 30 s from the start of the process, then reads the allocation rate
+ * of the last collections, stale while idle, as high). A service that has run for a while holds
+ * it grown; one started seconds ago grows it during the attack, by up to 26 MiB seen here, and
+ * that growth would count as the attack's. Started at its working size, the service's RSS
+ * before is what a running one holds, and RSS after measures what the attack leaves.
+ */
+export const WORKING_SIZE = ['--min-semi-space-size=16'];
+
 async function start(env: Record<string, string>): Promise<ServiceProcess> {
   const service = await ServiceProcess.start({
     env: { ...runtime.env(), BACKEND_TYPE: 'memory', H2_POISON_READS: '0', ...env },
+    nodeArgs: WORKING_SIZE,
   });
   pin(service.pid ?? 0, CPUS.service);
   return service;
@@ -146,7 +158,9 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
     const innocent = await Innocent.start(service.ports.grpc, BODY, CPUS.innocent, '127.0.0.2');
     let hostile: Clients | undefined;
     try {
-      await innocent.measure(RATE, 1000);
+      // At full speed first, so that the service has had its first collections (a process's
+      // first scavenge copies what start-up left and took 18 to 30 ms) before anything counts.
+      await innocent.measure(0, 3000);
       const before = await innocent.measure(RATE, 1500);
       const rssBefore = rssMb(pid);
       let peak = rssBefore;
@@ -210,14 +224,15 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
       expect(endedMs).toBeLessThanOrEqual(BOUND_MS);
       expect(during.calls).toBeGreaterThan(RATE);
       expect(during.ok / during.calls).toBeGreaterThanOrEqual(0.995);
-      // On CI's shared 2-core machine the service, a thousand hostile connections and the
-      // innocent client share two cores, and V8 does not always give its heap back within 30 s:
-      // both figures are reported here and asserted in long mode (`npm run reliability --
-      // --long`, on a quiet machine).
-      if (IS_LONG) {
-        expect(during.p99).toBeLessThanOrEqual(limit);
-        expect(rssAfter).toBeLessThanOrEqual(rssBefore * 1.1 + 16);
-      }
+      expect(rssAfter).toBeLessThanOrEqual(rssBefore * 1.1 + 16);
+      // The innocent p99 held in 17 of 19 runs on a quiet 2-core machine (5 to 24 ms; 44 and
+      // 121 ms in the others). With the service's event-loop lag sampled, the misses were one
+      // turn of 43 to 147 ms at the attack's start, where the
+      // first hundred connections' 5,000 stream openings are read in code V8 has not optimized
+      // yet (no collection near it: scavenges were 2 to 6 ms). Reported here, asserted in long
+      // mode (`npm run reliability -- --long`) until a turn's stream openings are bounded
+      // across connections (h2/reader.ts bounds bytes, which admits 16 openings each a turn).
+      if (IS_LONG) expect(during.p99).toBeLessThanOrEqual(limit);
       // The connections past the peer's bound were refused at accept, and counted so (fewer
       // than the excess when the first were already idle-closed before the last were opened).
       expect(hostile.refusedAtAccept).toBeGreaterThan(0);
