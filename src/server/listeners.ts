@@ -128,20 +128,23 @@ async function openHttp(
 }
 
 /**
- * The Prometheus scrape on its own listener (PROMETHEUS_ADDR, PROMETHEUS_PATH). The
- * supervisor of WORKERS has no settings of the limits section at hand nor statistics: it
- * gets the connection limits' defaults and answers an unexpected error 500 without counting.
+ * The Prometheus scrape on its own listener (PROMETHEUS_ADDR, PROMETHEUS_PATH), within the
+ * connection bounds of the other listeners when `gate` is given. The supervisor of WORKERS has
+ * no settings of the limits section at hand nor statistics: it gets the connection limits'
+ * defaults, no gate (its one listener is the scrape), and answers an unexpected error 500
+ * without counting.
  */
 export function openMetricsListener(
   endpoint: MetricsEndpoint,
   connection: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   lastResort?: LastResort,
+  gate?: ConnectionGate,
 ): Promise<OpenListener> {
   const server = createMetricsServer(endpoint.path, endpoint, {
     serverOptions: httpServerOptions(connection),
     lastResort,
   });
-  return openHttp(server, endpoint, 'Prometheus metrics', endpoint.path);
+  return openHttp(server, endpoint, 'Prometheus metrics', endpoint.path, gate);
 }
 
 interface Opening extends ListenerOptions {
@@ -256,7 +259,12 @@ export async function createListeners(listenerOptions: ListenerOptions): Promise
     const metrics = await open(
       options.metrics === undefined
         ? undefined
-        : openMetricsListener(options.metrics, options.limits.connection, options.lastResort),
+        : openMetricsListener(
+            options.metrics,
+            options.limits.connection,
+            options.lastResort,
+            options.gate,
+          ),
     );
     return {
       ports: {

@@ -217,7 +217,7 @@ export const SETTING_DESCRIPTIONS: Readonly<Record<string, string>> = Object.fre
   IDLE_TIMEOUT:
     'a connection with no call open is closed after this long, HTTP/2 with GOAWAY (as grpc-go `MaxConnectionIdle`) (new)',
   MAX_CONNECTIONS:
-    'client connections of the gRPC, HTTP and debug listeners together; past it a new one is refused at accept unless its peer holds less than its fair share, which then closes a connection of the peer holding the most (new)',
+    "client connections of the gRPC, HTTP, debug and Prometheus listeners together (under WORKERS the supervisor's scrape listener is not counted); past it a new one is refused at accept unless its peer holds less than its fair share, which then closes a connection of the peer holding the most (new)",
   MAX_CONNECTIONS_PER_PEER:
     'client connections from one peer address; past it a new one is refused at accept (new)',
   MESSAGE_TIMEOUT:

@@ -255,7 +255,12 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
 
 describe('connections bounded per peer and in total, refused at accept', () => {
   it('past MAX_CONNECTIONS_PER_PEER a peer is refused; another peer is not', async () => {
-    const service = await start({ MAX_CONNECTIONS_PER_PEER: '20', MAX_CONNECTIONS: '100' });
+    const service = await start({
+      MAX_CONNECTIONS_PER_PEER: '20',
+      MAX_CONNECTIONS: '100',
+      USE_PROMETHEUS: 'true',
+      PROMETHEUS_ADDR: '127.0.0.1:0',
+    });
     const opened: Clients[] = [];
     try {
       const port = service.ports.grpc;
@@ -264,13 +269,19 @@ describe('connections bounded per peer and in total, refused at accept', () => {
       await eventually(() => first.refusedAtAccept === 10, { what: 'ten refused at accept' });
       const other = await Clients.open(port, '127.0.0.4', 5, headerOnly(0));
       opened.push(other);
-      // The HTTP listener counts in the same bounds: the peer at its limit is refused there too.
+      // The HTTP and Prometheus listeners count in the same bounds: the peer at its limit is
+      // refused there too.
       const http = await Clients.open(service.ports.http, '127.0.0.3', 1, Buffer.alloc(0));
       opened.push(http);
       await eventually(() => http.refusedAtAccept === 1, { what: 'the HTTP connection refused' });
+      const scrape = await Clients.open(service.ports.metrics, '127.0.0.3', 1, Buffer.alloc(0));
+      opened.push(scrape);
+      await eventually(() => scrape.refusedAtAccept === 1, {
+        what: 'the Prometheus connection refused',
+      });
       expect(other.closed).toBe(0);
       expect(first.closed).toBe(10);
-      expect((await refusals(service)).connections_per_peer).toBe(11);
+      expect((await refusals(service)).connections_per_peer).toBe(12);
       // One gone, the peer may open one again: once the server has seen the close, which
       // reaches it after the client's destroy returns, so a first try may still be refused.
       first.sockets.find((s) => !s.destroyed)?.destroy();
