@@ -77,13 +77,19 @@ function endIfRequestOpen(node: http2.ServerHttp2Stream): void {
 class NodeStream extends H2Stream {
   /** The body ends with trailers (the layer's 'wantTrailers' listener sends them). */
   isTrailersWanted = false;
+  /** A DATA frame has come: the stream holds no waiting request (node counts no body bytes). */
+  hasBodyBegun = false;
 
   constructor(
     readonly node: http2.ServerHttp2Stream,
     connection: NodeConnection,
   ) {
     super(node.id ?? 0, connection, 0, undefined);
-    node.on('data', (chunk: Buffer) => this.emit('data', chunk));
+    node.on('data', (chunk: Buffer) => {
+      this.hasBodyBegun = true;
+      this.bodyBegan();
+      this.emit('data', chunk);
+    });
     node.once('end', () => {
       this.incoming.end();
       this.emit('end');
@@ -104,6 +110,11 @@ class NodeStream extends H2Stream {
   override get bufferedBytes(): number {
     return this.node.writableLength;
   }
+
+  /** As on the own HTTP/2: past the read that opened it, a stream without a body holds one. */
+  override holdUntilBody(): void {
+    if (!this.hasBodyBegun) super.holdUntilBody();
+  }
 }
 
 function nodeOf(stream: H2Stream): http2.ServerHttp2Stream {
@@ -115,6 +126,8 @@ function nodeOf(stream: H2Stream): http2.ServerHttp2Stream {
 class NodeConnection extends EventEmitter implements H2Connection, SessionSurface {
   /** What the streams' readers keep of unfinished bodies; none until the server gives one. */
   private budget: ConnectionBudget | undefined = undefined;
+  /** Streams opened in this turn, looked at once it ends (holdOpened). */
+  private opening: NodeStream[] = [];
 
   constructor(private readonly node: http2.ServerHttp2Session) {
     super();
@@ -222,9 +235,28 @@ class NodeConnection extends EventEmitter implements H2Connection, SessionSurfac
   /** Streams of this session, with their request headers, to `onStream`. */
   serve(onStream: H2Handlers['stream']): void {
     this.node.on('stream', (stream, headers) => {
-      onStream(new NodeStream(stream, this), flatHeaders(headers));
+      const opened = new NodeStream(stream, this);
+      this.opening.push(opened);
+      if (this.opening.length === 1) setImmediate(holdHeaderOnly, this);
+      onStream(opened, flatHeaders(headers));
     });
   }
+
+  /**
+   * Streams opened in the turn that just ended whose body has not begun count as requests
+   * held, refused REFUSED_STREAM past the budget, as the own HTTP/2 counts them at the end of
+   * its read (h2/stream-table.ts): node hands over what one socket read held in one turn, and a
+   * request whose DATA came with its HEADERS has had it by the next.
+   */
+  holdOpened(): void {
+    const opened = this.opening;
+    this.opening = [];
+    for (const stream of opened) stream.holdUntilBody();
+  }
+}
+
+function holdHeaderOnly(connection: NodeConnection): void {
+  connection.holdOpened();
 }
 
 /** Node's request headers as the own HTTP/2 gives them: one string per name. */

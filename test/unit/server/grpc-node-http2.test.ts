@@ -14,7 +14,15 @@ import { LastResort } from '../../../src/server/last-resort';
 import { loadSettings } from '../../../src/settings';
 import { StatsStore } from '../../../src/stats';
 import { eventually } from '../../helpers/eventually';
-import { connect, frame, rawCall } from '../../helpers/h2-raw';
+import {
+  END_HEADERS,
+  frame as h2Frame,
+  RawClient,
+  request,
+  T,
+  words,
+} from '../../helpers/h2-frames';
+import { connect, frame, rawCall, RLS_PATH } from '../../helpers/h2-raw';
 
 const serialize = (
   loadPackageDefinition(['envoy/service/ratelimit/v3/rls.proto'])[
@@ -258,5 +266,40 @@ describe('a node:http2 stream as an H2Stream', () => {
     });
     const seen = await request(port);
     expect([seen.rstCode, closedAtOnce]).toEqual([http2.constants.NGHTTP2_REFUSED_STREAM, true]);
+  });
+});
+
+describe('streams whose body has not begun, on node:http2: counted as requests held', () => {
+  const CALL = request(RLS_PATH, [
+    ['content-type', 'application/grpc'],
+    ['te', 'trailers'],
+  ]);
+  const headersOnly = (id: number): Buffer => h2Frame(T.HEADERS, END_HEADERS, id, CALL);
+  const refused = (raw: RawClient): number[] =>
+    raw.frames.filter((f) => f.type === T.RST_STREAM).map((f) => f.stream);
+
+  it('hold a request each from the turn that opened them, as on the own HTTP/2; past the share, REFUSED_STREAM', async () => {
+    const { port } = await start(never, { env: { GRPC_MAX_BUFFERED_REQUESTS: '64' } });
+    const raw = new RawClient(port);
+    try {
+      // Forty streams with HEADERS and nothing after. Past half the total (32), the one peer
+      // holding them is past its share: the last eight are refused, unprocessed.
+      raw.send(...Array.from({ length: 40 }, (_, i) => headersOnly(1 + 2 * i)));
+      await eventually(() => refused(raw).length === 8, { what: 'eight streams refused' });
+      expect(refused(raw)).toEqual(Array.from({ length: 8 }, (_, i) => 1 + 2 * (32 + i)));
+      const codes = raw.frames.filter((f) => f.type === T.RST_STREAM);
+      expect(codes.every((f) => f.payload.readUInt32BE(0) === 0x7)).toBe(true);
+      // The client's reset lets its request go. A body that begins moves its request from
+      // the waiting to the kept (the layer holds the unfinished message), so it still counts:
+      // one fits again, and a second does not.
+      raw.send(h2Frame(T.DATA, 0, 1, Buffer.from([0])), h2Frame(T.RST_STREAM, 0, 3, words(0x8)));
+      await raw.roundTrip();
+      raw.send(headersOnly(101), headersOnly(103));
+      await eventually(() => refused(raw).length === 9, { what: 'the second refused' });
+      await raw.roundTrip();
+      expect(refused(raw).slice(8)).toEqual([103]);
+    } finally {
+      raw.destroy();
+    }
   });
 });
