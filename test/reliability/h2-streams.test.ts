@@ -23,16 +23,7 @@ import { connect, frame as grpcFrame, type RawAnswer } from '../helpers/h2-raw';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { collectGarbage, INSPECTED } from '../helpers/inspector';
 import { ServiceProcess } from '../helpers/service-process';
-import {
-  afterMs,
-  byMode,
-  grpcLoad,
-  grpcRequest,
-  Latencies,
-  report,
-  round,
-  rssMb,
-} from './rig';
+import { afterMs, byMode, grpcLoad, grpcRequest, Latencies, report, round, rssMb } from './rig';
 
 jest.setTimeout(byMode(120_000, 300_000));
 
