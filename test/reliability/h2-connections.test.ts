@@ -43,7 +43,7 @@ const REFUSED = 'ratelimit.server.refused.';
  * that growth would count as the attack's. Started at its working size, the service's RSS
  * before is what a running one holds, and RSS after measures what the attack leaves.
  */
-export const WORKING_SIZE = ['--min-semi-space-size=16'];
+const WORKING_SIZE = ['--min-semi-space-size=16'];
 
 async function start(env: Record<string, string>): Promise<ServiceProcess> {
   const service = await ServiceProcess.start({

@@ -11,10 +11,6 @@
 // alternate, and the medians of several rounds are reported. A preload (h2-flood-heap.cjs)
 // reports the service's V8 heap and Buffers, to tell what live objects hold from what the heap
 // or the allocator keeps once they are gone.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { eventually } from '../helpers/eventually';
 import { request } from '../helpers/h2-frames';
 import { opening, rigFloods, type Flood } from '../helpers/h2-floods';
 import {
@@ -28,6 +24,7 @@ import {
   type InnocentWindow,
 } from '../helpers/h2-flood-rig';
 import { RLS_PATH } from '../helpers/h2-raw';
+import { HeapProbe, type Heap } from '../helpers/heap-probe';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
 import { byMode, grpcRequest, IS_LONG, report, round, rssMb } from './rig';
@@ -66,34 +63,10 @@ interface Outcome {
   readonly heap: { before: Heap; peak: Heap; after: Heap; collected?: Heap };
 }
 
-/** The service's memory as its preload last wrote it, in MiB. */
-interface Heap {
-  readonly rss: number;
-  readonly heapUsed: number;
-  readonly heapTotal: number;
-  readonly external: number;
-}
-
-const HEAP_DIR = mkdtempSync(path.join(tmpdir(), 'rl-flood-heap-'));
-const HEAP_FILE = path.join(HEAP_DIR, 'heap.json');
+const probe = new HeapProbe();
 afterAll(() => {
-  rmSync(HEAP_DIR, { recursive: true, force: true });
+  probe.dispose();
 });
-
-function heap(file = HEAP_FILE): Heap {
-  return JSON.parse(readFileSync(file, 'utf8')) as Heap;
-}
-
-/** Has the preload collect garbage (after the figures): what was live, what RSS stays. */
-async function collected(pid: number): Promise<Heap> {
-  const file = `${HEAP_FILE}.collected`;
-  rmSync(file, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  await eventually(() => {
-    expect(existsSync(file)).toBe(true);
-  });
-  return heap(file);
-}
 
 function higher(a: Heap, b: Heap): Heap {
   return {
@@ -110,8 +83,7 @@ async function startService(mode: string): Promise<ServiceProcess> {
       ...runtime.env(),
       BACKEND_TYPE: 'memory',
       GRPC_HTTP2: mode,
-      NODE_OPTIONS: `-r ${path.join(__dirname, '../helpers/h2-flood-heap.cjs')}`,
-      H2_FLOOD_HEAP_FILE: HEAP_FILE,
+      ...probe.env,
       // Measured as deployed: without the test suites' overwriting of each read.
       H2_POISON_READS: '0',
     },
@@ -140,12 +112,12 @@ async function run(flood: Flood, service: ServiceProcess, innocent: Innocent): P
   // A warm-up, in long mode: the first calls on a new service are slower.
   if (IS_LONG) await innocent.measure(RATE, WINDOW_MS);
   const rssBefore = rssMb(pid);
-  const heapBefore = heap();
+  const heapBefore = probe.latest();
   let peak = rssBefore;
   let heapPeak = heapBefore;
   const sampler = setInterval(() => {
     peak = Math.max(peak, rssMb(pid));
-    heapPeak = higher(heapPeak, heap());
+    heapPeak = higher(heapPeak, probe.latest());
   }, 100);
   const before: InnocentWindow[] = [];
   const during: InnocentWindow[] = [];
@@ -183,8 +155,8 @@ async function run(flood: Flood, service: ServiceProcess, innocent: Innocent): P
     heap: {
       before: heapBefore,
       peak: heapPeak,
-      after: heap(),
-      ...(IS_LONG ? { collected: await collected(pid) } : {}),
+      after: probe.latest(),
+      ...(IS_LONG ? { collected: await probe.collected(pid) } : {}),
     },
   };
 }
