@@ -161,10 +161,12 @@ test('a peer that opens all the RLQS_MAX_STREAMS it may does not lock another En
         { what: "the hostile peer's streams answered" },
       );
       answeredMs = performance.now() - opened;
-      innocent = await innocentIsServed(port);
-      // Taken before the hostile peer leaves: its served streams end with its connections.
       served = hostile.filter((s) => s.ended === undefined);
       refused = hostile.filter((s) => s.ended?.code === RESOURCE_EXHAUSTED);
+      innocent = await innocentIsServed(port);
+      // The newcomer's stream ended none of them; looked at before the hostile peer leaves,
+      // when its streams end with its connections.
+      expect(served.every((s) => s.ended === undefined)).toBe(true);
     },
     () => {
       for (const session of sessions) session.destroy();
