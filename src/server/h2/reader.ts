@@ -2,6 +2,7 @@
 // worth at a time: once a turn's budget of work is spent, the rest waits for resume().
 import { ConnectionError, ErrorCode, FRAME_HEADER_BYTES, PREFACE } from './frames';
 import { SpareBuffers } from './spare-buffers';
+import { countTurn, joinPeer, leavePeer, now, PeerTurn, type TurnTaker, waitTurn } from './turns';
 
 /**
  * Frame bytes all connections together are read in a turn before each is held to its share:
@@ -20,17 +21,6 @@ const SHARE_BYTES = 16 * 1024;
  * thousand frames a turn, not 20,000.
  */
 export const FRAME_WORK_BYTES = 256;
-
-/** The turn of the event loop, counted only while some connection is being read. */
-let turn = 0;
-let isTurnCounted = false;
-/** Frame bytes read in this turn, all connections together. */
-let turnFrameBytes = 0;
-function nextTurn(): void {
-  turn += 1;
-  isTurnCounted = false;
-  turnFrameBytes = 0;
-}
 
 /**
  * Where copies that outlive a read come from (spare-buffers.ts): a cut frame, within the largest
@@ -79,31 +69,58 @@ export class FrameReader {
   private spent = 0;
   private turn = 0;
   private isTurnOver = false;
+  /** What the connections of this one's peer address were read in the turn. */
+  private readonly peer: PeerTurn;
 
   /**
    * @param maxFrameBytes the SETTINGS_MAX_FRAME_SIZE this side advertised.
    * @param turnBytes the work after which the frames left wait for resume().
+   * @param peerAddress the client's address: all connections of one are read its budget a turn
+   * together (turns.ts), until leavePeer(). Without it, this reader is a peer of its own, bound
+   * by `turnBytes` alone.
    */
   constructor(
     private readonly maxFrameBytes: number,
     private readonly sink: FrameSink,
     private readonly turnBytes = Infinity,
-  ) {}
+    peerAddress?: string,
+  ) {
+    this.peer =
+      peerAddress === undefined ? new PeerTurn('', Infinity, Infinity) : joinPeer(peerAddress);
+  }
+
+  /** `taker`, whose reading this reader held, resumes in a later turn after its peer's others. */
+  waitTurn(taker: TurnTaker): void {
+    waitTurn(this.peer, taker);
+  }
+
+  /** The connection is gone: its peer's record no longer counts it. */
+  leavePeer(): void {
+    leavePeer(this.peer);
+  }
 
   /** The turn's budget is spent: frames read wait until resume(). */
   get isHeld(): boolean {
     return this.isTurnOver;
   }
 
-  /** Work beyond a frame's bytes (a stream opened), counted against the turn. */
+  /** Work beyond a frame's bytes (a quota usage handled), counted against the turn. */
   charge(bytes: number): void {
     this.spent += bytes;
+    this.peer.spent += bytes;
+  }
+
+  /** A stream opened, which costs `bytes` of work and counts against its peer's openings. */
+  chargeOpening(bytes: number): void {
+    this.charge(bytes);
+    this.peer.opened();
   }
 
   /** A new turn: the frames that waited are read, until its budget is spent in turn. */
   resume(): void {
     this.isTurnOver = false;
     this.spent = 0;
+    this.peer.spentNow();
     while (this.waiting.length > 0) {
       if (this.isTurnSpent()) {
         this.isTurnOver = true;
@@ -141,13 +158,16 @@ export class FrameReader {
       return;
     }
     // The budget is a turn's: a connection that sends little each turn is never held.
-    if (this.turn !== turn) {
-      this.turn = turn;
+    if (this.turn !== now.turn) {
+      this.turn = now.turn;
       this.spent = 0;
     }
-    if (!isTurnCounted) {
-      isTurnCounted = true;
-      setImmediate(nextTurn);
+    countTurn();
+    if (this.peer.mustWait) {
+      // Its peer's other connections had this turn, or wait for theirs: all of it waits too.
+      this.isTurnOver = true;
+      this.wait(chunk, 0);
+      return;
     }
     this.consume(chunk, undefined);
   }
@@ -232,7 +252,8 @@ export class FrameReader {
       offset = end;
       const work = Math.max(FRAME_HEADER_BYTES + length, FRAME_WORK_BYTES);
       this.spent += work;
-      turnFrameBytes += work;
+      this.peer.spent += work;
+      now.frameBytes += work;
       if (this.isTurnSpent() && offset < buf.length) {
         this.holdRest(buf, offset, owned);
         return;
@@ -241,10 +262,16 @@ export class FrameReader {
     if (offset < buf.length) this.pend(buf, offset, FRAME_HEADER_BYTES);
   }
 
-  /** Its own budget spent, or its share once all connections together spent theirs. */
+  /**
+   * Its own budget spent, its peer's, or its share once all connections together spent theirs.
+   */
   private isTurnSpent(): boolean {
     const { spent } = this;
-    return spent >= this.turnBytes || (turnFrameBytes >= SHARED_TURN_BYTES && spent >= SHARE_BYTES);
+    return (
+      spent >= this.turnBytes ||
+      this.peer.spent >= this.peer.budget ||
+      (now.frameBytes >= SHARED_TURN_BYTES && spent >= SHARE_BYTES)
+    );
   }
 
   /**

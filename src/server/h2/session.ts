@@ -109,6 +109,7 @@ export class H2Session extends EventEmitter {
         this.onFrame(type, flags, stream, payload);
       },
       TURN_BYTES,
+      this.peer,
     );
     this.output.frame(FrameType.SETTINGS, 0, 0, settingsPayload(options));
     this.output.frameOfWords(FrameType.WINDOW_UPDATE, 0, CONNECTION_WINDOW - DEFAULT_WINDOW);
@@ -230,7 +231,7 @@ export class H2Session extends EventEmitter {
     if (this.isYielding || this.destroyed) return;
     this.isYielding = true;
     this.socket.pause();
-    setImmediate(nextTurn, this);
+    this.reader.waitTurn(this);
   }
 
   /** The next turn: what waited is read, and reading goes on unless the output is full. */
@@ -277,7 +278,7 @@ export class H2Session extends EventEmitter {
         this.receive.onDataFrame(flags, stream, payload);
         return;
       case FrameType.HEADERS:
-        this.reader.charge(STREAM_OPEN_BYTES);
+        this.reader.chargeOpening(STREAM_OPEN_BYTES);
         this.receive.onHeaders(flags, stream, payload);
         return;
       case FrameType.CONTINUATION:
@@ -387,14 +388,11 @@ export class H2Session extends EventEmitter {
     this.streams.closeAll();
     this.receive.close();
     this.budget.giveAll();
+    this.reader.leavePeer();
     this.emit('close');
   }
 }
 
 function flushLater(session: H2Session): void {
   session.flush();
-}
-
-function nextTurn(session: H2Session): void {
-  session.resumeTurn();
 }
