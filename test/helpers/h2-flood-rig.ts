@@ -1,6 +1,7 @@
 // The flood rig's processes: an attacker and an innocent client each in a process of its own
-// (h2-flood-attacker.mjs, h2-flood-innocent.mjs), pinned to CPUs with taskset so that the
-// service's CPU is the service's alone, and the service's CPU time and memory read from /proc.
+// (h2-flood-attacker.mjs or h2-flood-connections-attacker.mjs, and h2-flood-innocent.mjs),
+// pinned to CPUs with taskset so that the service's CPU is the service's alone, and the
+// service's CPU time and memory read from /proc.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -137,6 +138,62 @@ export class Attacker {
       await killAndWait(this.child);
       rmSync(this.dir, { recursive: true, force: true });
     }
+  }
+}
+
+/** What the connections attacker has seen so far. */
+export interface ConnectionsSeen {
+  /** Connections the server closed. */
+  readonly closed: number;
+  /** Of those, closed before the server sent a byte: refused at accept. */
+  readonly refusedAtAccept: number;
+  /** Connections the server sent a byte on (its SETTINGS): accepted. */
+  readonly answered: number;
+}
+
+/**
+ * Many connections from one address, each sending its opening once
+ * (h2-flood-connections-attacker.mjs), niced as the flood attacker is.
+ */
+export class ConnectionsAttacker {
+  private readonly reader: AsyncIterator<string>;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+  ) {
+    this.reader = lines(child);
+  }
+
+  /** Opens `count` connections from `localAddress`; resolves once all are open, with how long. */
+  static async open(
+    port: number,
+    localAddress: string,
+    count: number,
+    opening: Buffer,
+    cpus: string,
+  ): Promise<{ attacker: ConnectionsAttacker; openedMs: number }> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rl-connections-'));
+    const openingFile = path.join(dir, 'opening.bin');
+    writeFileSync(openingFile, opening);
+    const args = [String(port), localAddress, String(count), openingFile];
+    const child = nodeProcess('h2-flood-connections-attacker.mjs', args, cpus, 10);
+    const attacker = new ConnectionsAttacker(child, dir);
+    const { openedMs } = JSON.parse(await nextLine(attacker.reader, 'the attacker')) as {
+      openedMs: number;
+    };
+    return { attacker, openedMs };
+  }
+
+  async seen(): Promise<ConnectionsSeen> {
+    this.child.stdin?.write('stats\n');
+    return JSON.parse(await nextLine(this.reader, 'the attacker')) as ConnectionsSeen;
+  }
+
+  async stop(): Promise<void> {
+    this.child.stdin?.end();
+    await killAndWait(this.child);
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -4,7 +4,11 @@
 // and in total refuse at accept, and an idle connection is closed, all counted.
 //
 // Loopback addresses 127.0.0.2, 127.0.0.3 ... are distinct peers on Linux: each client binds
-// its socket to one (localAddress), as Envoys of different pods would come from theirs.
+// its socket to one (localAddress), as Envoys of different pods would come from theirs. In the
+// first case the service has a CPU of its own, and the attacker (niced,
+// h2-flood-connections-attacker.mjs) and the innocent client each a process of their own on the
+// others, as in the flood rig: the attacker in this process, unpinned, took the innocent
+// client's CPU (its own event loop was late by up to 38 ms) or the service's.
 //
 // The idle close imitates grpc-go's server, internal/transport/http2_server.go, (*http2Server)
 // keepalive(): once MaxConnectionIdle has passed since the last stream ended (or since the
@@ -14,11 +18,17 @@
 import net from 'node:net';
 import { eventually } from '../helpers/eventually';
 import { END_HEADERS, frame, PREFACE, request, T } from '../helpers/h2-frames';
-import { cpuSets, Innocent, pin, type InnocentWindow } from '../helpers/h2-flood-rig';
+import {
+  ConnectionsAttacker,
+  cpuSets,
+  Innocent,
+  pin,
+  type InnocentWindow,
+} from '../helpers/h2-flood-rig';
 import { RLS_PATH } from '../helpers/h2-raw';
 import { runtimeDirForFile } from '../helpers/runtime-dir';
 import { ServiceProcess } from '../helpers/service-process';
-import { byMode, grpcRequest, IS_LONG, report, round, rssMb } from './rig';
+import { byMode, grpcRequest, report, round, rssMb } from './rig';
 
 jest.setTimeout(byMode(120_000, 300_000));
 
@@ -156,7 +166,7 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
     });
     const pid = service.pid ?? 0;
     const innocent = await Innocent.start(service.ports.grpc, BODY, CPUS.innocent, '127.0.0.2');
-    let hostile: Clients | undefined;
+    let hostile: ConnectionsAttacker | undefined;
     try {
       // At full speed first, so that the service has had its first collections (a process's
       // first scavenge copies what start-up left and took 18 to 30 ms) before anything counts.
@@ -173,17 +183,19 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
       try {
         // The attack and its expiry (HEADER_TIMEOUT after it) both fall in the window.
         const window = innocent.measure(RATE, HEADER_TIMEOUT_MS + 2000);
-        hostile = await Clients.open(
+        const attack = await ConnectionsAttacker.open(
           service.ports.grpc,
           '127.0.0.9',
           CONNECTIONS,
           headerOnly(STREAMS),
+          CPUS.clients,
         );
+        hostile = attack.attacker;
         openedMs = performance.now() - started;
         during = await window;
         const attacker = hostile;
         // Generous: the bound is asserted below, once the figures are reported.
-        await eventually(() => attacker.closed === CONNECTIONS, {
+        await eventually(async () => (await attacker.seen()).closed === CONNECTIONS, {
           what: 'every hostile connection closed by the server',
           timeoutMs: 4 * BOUND_MS,
           intervalMs: 50,
@@ -191,6 +203,7 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
       } finally {
         clearInterval(sampler);
       }
+      const seen = await hostile.seen();
       // From the last hostile connection's opening to the last one's end.
       const endedMs = performance.now() - started - openedMs;
       // Up to 30 s after the attack, as the bound says: what the hostile connections held is
@@ -212,38 +225,37 @@ describe('many connections of header-only streams (case 3, scaled to a 2-core ma
         figures: {
           'innocent p99 before / during (ms)': `${String(round(before.p99))} / ${String(round(during.p99))}`,
           'innocent OK during': `${String(during.ok)}/${String(during.calls)}`,
-          'refused at accept': hostile.refusedAtAccept,
+          'refused at accept': seen.refusedAtAccept,
           'hostile connections opened in (ms)': round(openedMs),
-          'all ended, after the last opened (ms)': `${String(round(endedMs))} (${String(hostile.closed)} of ${String(CONNECTIONS)})`,
+          'all ended, after the last opened (ms)': `${String(round(endedMs))} (${String(seen.closed)} of ${String(CONNECTIONS)})`,
           'RSS before / peak / after (MiB)': `${String(round(rssBefore))} / ${String(round(peak))} / ${String(round(rssAfter))} (${String(round(settledMs / 1000))} s after)`,
           refusals: JSON.stringify(counted),
           'idle closes': idleClosed,
         },
       });
-      expect(hostile.closed).toBe(CONNECTIONS);
+      expect(seen.closed).toBe(CONNECTIONS);
       expect(endedMs).toBeLessThanOrEqual(BOUND_MS);
       expect(during.calls).toBeGreaterThan(RATE);
       expect(during.ok / during.calls).toBeGreaterThanOrEqual(0.995);
       expect(rssAfter).toBeLessThanOrEqual(rssBefore * 1.1 + 16);
-      // The innocent p99 held in 17 of 19 runs on a quiet 2-core machine (5 to 24 ms), in 4 of
-      // 8 on a busier one: the attack's 25,000 stream openings in 1.4 s keep the service's core
-      // busy and the innocent calls queue behind them (docs/reliability.md says what was tried).
-      // Reported here, asserted in long mode (`npm run reliability -- --long`).
-      if (IS_LONG) expect(during.p99).toBeLessThanOrEqual(limit);
+      // The attacker's connections are read its peer's budget a turn (h2/turns.ts), however
+      // many there are: without it the first 20 to 45 of them, their 800 to 2,250 streams opened
+      // in one turn while that code was cold, held the loop 50 to 155 ms.
+      expect(during.p99).toBeLessThanOrEqual(limit);
       // The connections past the peer's bound were refused at accept, and counted so (fewer
       // than the excess when the first were already idle-closed before the last were opened).
-      expect(hostile.refusedAtAccept).toBeGreaterThan(0);
-      expect(hostile.refusedAtAccept).toBeLessThanOrEqual(CONNECTIONS - PER_PEER);
-      expect(counted.connections_per_peer).toBe(hostile.refusedAtAccept);
+      expect(seen.refusedAtAccept).toBeGreaterThan(0);
+      expect(seen.refusedAtAccept).toBeLessThanOrEqual(CONNECTIONS - PER_PEER);
+      expect(counted.connections_per_peer).toBe(seen.refusedAtAccept);
       // Past half of GRPC_MAX_BUFFERED_REQUESTS, the one peer holding them all is past its
       // share: the rest of its header-only streams were refused.
-      const admitted = CONNECTIONS - hostile.refusedAtAccept;
+      const admitted = CONNECTIONS - seen.refusedAtAccept;
       expect(counted.requests_per_peer).toBeGreaterThanOrEqual(
         admitted * STREAMS - MAX_REQUESTS / 2,
       );
       expect(idleClosed).toBeGreaterThanOrEqual(admitted);
     } finally {
-      hostile?.destroy();
+      await hostile?.stop();
       await innocent.stop();
       await service.stop();
     }
