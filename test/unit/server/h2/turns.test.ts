@@ -79,6 +79,23 @@ function nextIteration(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Loop iterations, each ending a turn, while any of `connections` is held (20 at most); the
+ * frames read in each.
+ */
+async function iterateWhileHeld(
+  connections: readonly Connection[],
+  log: readonly string[],
+): Promise<number[]> {
+  const perIteration: number[] = [];
+  for (let i = 0; i < 20 && connections.some((c) => c.isHeld); i++) {
+    const before = log.length;
+    await nextIteration();
+    perIteration.push(log.length - before);
+  }
+  return perIteration;
+}
+
 /** Frames read per connection name in the entries of `log` from `from` on. */
 function counts(log: readonly string[], from: number): Record<string, number> {
   const out: Record<string, number> = {};
@@ -119,12 +136,7 @@ it('reads one peer its budget an iteration, however many connections it has; ano
     expect(light.isHeld).toBe(false);
 
     // Then an iteration at a time, each reading the peer its budget at most, until all is read.
-    const perIteration: number[] = [];
-    for (let i = 0; i < 20 && many.some((c) => c.read < 60); i++) {
-      const from = log.length;
-      await nextIteration();
-      perIteration.push(log.length - from);
-    }
+    const perIteration = await iterateWhileHeld(many, log);
     expect(many.map((c) => c.read)).toEqual(many.map(() => 60));
     expect(Math.max(...perIteration)).toBeLessThanOrEqual(PEER_FRAMES);
     expect(perIteration.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
@@ -144,12 +156,7 @@ it('opens a peer PEER_TURN_OPENINGS streams an iteration, however little their b
   try {
     for (const connection of many) connection.receive(openings(50));
     expect(log.length).toBe(PEER_TURN_OPENINGS);
-    const perIteration: number[] = [];
-    for (let i = 0; i < 20 && many.some((c) => c.read < 50); i++) {
-      const from = log.length;
-      await nextIteration();
-      perIteration.push(log.length - from);
-    }
+    const perIteration = await iterateWhileHeld(many, log);
     expect(many.map((c) => c.read)).toEqual(many.map(() => 50));
     expect(Math.max(...perIteration)).toBe(PEER_TURN_OPENINGS);
   } finally {
@@ -175,12 +182,7 @@ it('takes turns in order: one held again goes behind those not reached, and a ne
     expect(late.read).toBe(0);
     expect(late.isHeld).toBe(true);
     const from = log.length;
-    const perIteration: number[] = [];
-    for (let i = 0; i < 20 && [...first, late].some((c) => c.isHeld); i++) {
-      const before = log.length;
-      await nextIteration();
-      perIteration.push(log.length - before);
-    }
+    const perIteration = await iterateWhileHeld([...first, late], log);
     expect(Math.max(...perIteration)).toBeLessThanOrEqual(PEER_FRAMES);
     // The first iteration ends the poll phase's turn: c0 finishes, c1 and c2 are held again by
     // their own budgets, c3 by the peer's, and the newcomer, not reached, goes first in the next.
