@@ -1,6 +1,6 @@
 // Splits a connection's incoming bytes into the client preface and then whole frames, a turn's
 // worth at a time: once a turn's budget of work is spent, the rest waits for resume().
-import { ConnectionError, ErrorCode, FRAME_HEADER_BYTES, PREFACE } from './frames';
+import { ConnectionError, ErrorCode, Flag, FRAME_HEADER_BYTES, FrameType, PREFACE } from './frames';
 import { SpareBuffers } from './spare-buffers';
 import { countTurn, joinPeer, leavePeer, now, PeerTurn, type TurnTaker, waitTurn } from './turns';
 
@@ -71,6 +71,8 @@ export class FrameReader {
   private isTurnOver = false;
   /** What the connections of this one's peer address were read in the turn. */
   private readonly peer: PeerTurn;
+  /** The stream whose header block the last frame read ended, or 0. */
+  private blockEnded = 0;
 
   /**
    * @param maxFrameBytes the SETTINGS_MAX_FRAME_SIZE this side advertised.
@@ -122,7 +124,8 @@ export class FrameReader {
     this.spent = 0;
     this.peer.spentNow();
     while (this.waiting.length > 0) {
-      if (this.isTurnSpent()) {
+      const first = this.waiting[0] as Waiting;
+      if (this.isTurnSpent() && !this.isBodyNext(first.bytes, 0)) {
         this.isTurnOver = true;
         return;
       }
@@ -181,7 +184,12 @@ export class FrameReader {
     while (this.hasPending()) {
       if (offset === buf.length) return;
       offset = this.fill(buf, offset);
-      if (!this.hasPending() && offset < buf.length && this.isTurnSpent()) {
+      if (
+        !this.hasPending() &&
+        offset < buf.length &&
+        this.isTurnSpent() &&
+        !this.isBodyNext(buf, offset)
+      ) {
         this.holdRest(buf, offset, owned);
         return;
       }
@@ -254,12 +262,31 @@ export class FrameReader {
       this.spent += work;
       this.peer.spent += work;
       now.frameBytes += work;
-      if (this.isTurnSpent() && offset < buf.length) {
+      this.blockEnded =
+        (type === FrameType.HEADERS || type === FrameType.CONTINUATION) &&
+        (flags & Flag.END_HEADERS) !== 0
+          ? stream
+          : 0;
+      if (this.isTurnSpent() && offset < buf.length && !this.isBodyNext(buf, offset)) {
         this.holdRest(buf, offset, owned);
         return;
       }
     }
     if (offset < buf.length) this.pend(buf, offset, FRAME_HEADER_BYTES);
+  }
+
+  /**
+   * Whether the frame at `offset` is the first DATA of the stream whose header block the last
+   * frame ended. The two are read in one turn: a request sent whole, cut apart by a turn, would
+   * count as a stream whose body has not begun, and be refused past its peer's share.
+   */
+  private isBodyNext(buf: Buffer, offset: number): boolean {
+    return (
+      this.blockEnded !== 0 &&
+      buf.length - offset >= FRAME_HEADER_BYTES &&
+      buf[offset + 3] === FrameType.DATA &&
+      (buf.readUInt32BE(offset + 5) & 0x7fffffff) === this.blockEnded
+    );
   }
 
   /**

@@ -251,6 +251,44 @@ describe('a turn budget', () => {
     );
   });
 
+  it('never ends a turn between a header block and the first DATA of its stream', () => {
+    // Budget 1: every frame spends the turn. A request sent whole keeps its body with it, or its
+    // stream would count as one whose body has not begun (and be refused past its peer's share).
+    const { read, seen } = budgeted(1);
+    const HEADERS = 1;
+    const CONTINUATION = 9;
+    const END_HEADERS = 0x4;
+    const withFlags = (type: number, flags: number, stream: number): Buffer => {
+      const bytes = frame(type, stream, Buffer.from('x'));
+      bytes[4] = flags;
+      return bytes;
+    };
+    read.read(
+      Buffer.concat([
+        PREFACE,
+        withFlags(HEADERS, END_HEADERS, 1),
+        frame(0, 1, Buffer.from('a')),
+        frame(0, 1, Buffer.from('b')),
+      ]),
+    );
+    expect(seen.map((f) => [f.type, f.stream])).toEqual([
+      [HEADERS, 1],
+      [0, 1],
+    ]);
+    read.resume();
+    // A block not ended (CONTINUATION follows), or DATA of another stream, may wait.
+    read.read(
+      Buffer.concat([
+        withFlags(HEADERS, 0, 3),
+        withFlags(CONTINUATION, END_HEADERS, 3),
+        frame(0, 5, Buffer.from('c')),
+      ]),
+    );
+    expect(seen.map((f) => f.stream)).toEqual([1, 1, 1, 3]);
+    for (let turns = 0; read.isHeld && turns < 10; turns++) read.resume();
+    expect(seen.map((f) => f.stream)).toEqual([1, 1, 1, 3, 3, 5]);
+  });
+
   it('never holds the last frame of what it was given', () => {
     const { read, seen } = budgeted(1);
     read.read(Buffer.concat([PREFACE, small[0] as Buffer]));
