@@ -1,6 +1,7 @@
 // A bare HTTP/2 client for gRPC calls whose bytes, headers and timing a test controls: no
 // client-side deadline, unfinished bodies, streams left open.
 import http2 from 'node:http2';
+import net from 'node:net';
 
 export interface RawAnswer {
   readonly httpStatus: number | undefined;
@@ -63,9 +64,15 @@ export function rawCall(
   });
 }
 
-export function connect(port: number): Promise<http2.ClientHttp2Session> {
+/** `localAddress`: the loopback address to connect from, another peer than 127.0.0.1. */
+export function connect(port: number, localAddress?: string): Promise<http2.ClientHttp2Session> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect(`http://127.0.0.1:${port}`);
+    const session = http2.connect(
+      `http://127.0.0.1:${port}`,
+      localAddress === undefined
+        ? {}
+        : { createConnection: () => net.connect({ port, host: '127.0.0.1', localAddress }) },
+    );
     session.on('error', () => undefined);
     session.once('remoteSettings', () => {
       resolve(session);
